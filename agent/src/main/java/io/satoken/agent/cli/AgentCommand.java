@@ -1,0 +1,58 @@
+package io.satoken.agent.cli;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code satoken-agent}: the node agent's command line. */
+@Command(
+        name = "satoken-agent",
+        mixinStandardHelpOptions = true,
+        versionProvider = AgentCommand.Version.class,
+        description = "Requests, caches, refreshes and atomically writes Kubernetes ServiceAccount tokens.",
+        subcommands = {DemoCommand.class, VerifyCommand.class})
+public final class AgentCommand implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (demo, verify)");
+    }
+
+    public static void main(String[] args) {
+        System.exit(execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+    }
+
+    /**
+     * Runs the command line in-process. Exit codes: 0 success, 1 the command failed, 2 bad usage.
+     */
+    public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cli = new CommandLine(new AgentCommand());
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setParameterExceptionHandler(AgentCommand::usageError);
+        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            commandLine.getErr().println(commandLine.getCommandName() + ": " + e.getMessage());
+            return 1;
+        });
+        return cli.execute(args);
+    }
+
+    /** Bad flags: one line naming the problem, exit 2 (no usage dump; {@code --help} has it). */
+    private static int usageError(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + e.getMessage()
+                + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
+        return CommandLine.ExitCode.USAGE;
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = AgentCommand.class.getPackage().getImplementationVersion();
+            return new String[] {"satoken-agent " + (v == null ? "dev" : v)};
+        }
+    }
+}

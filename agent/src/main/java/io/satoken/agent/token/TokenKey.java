@@ -1,0 +1,54 @@
+package io.satoken.agent.token;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What identifies one token: projections with equal keys share one token and one API call.
+ *
+ * <p>TM-1: service account name, namespace, the audiences in order (a {@code null} list and an
+ * empty list are different keys, as upstream tells them apart), expirationSeconds (null counts as 0)
+ * and the bound object (null counts as {@link BoundObjectRef#NONE}). The key holds no secret and is
+ * safe to log.
+ *
+ * @param audiences the requested audiences, in order; {@code null} means "the API server's own"
+ * @param expirationSeconds the requested lifetime; 0 means "the server's default" (PV-2)
+ */
+public record TokenKey(
+        String namespace,
+        String serviceAccount,
+        List<String> audiences,
+        long expirationSeconds,
+        BoundObjectRef boundObject) {
+
+    public TokenKey {
+        Objects.requireNonNull(namespace, "namespace");
+        Objects.requireNonNull(serviceAccount, "serviceAccount");
+        audiences = audiences == null ? null : List.copyOf(audiences);
+        if (expirationSeconds < 0) {
+            throw new IllegalArgumentException("expirationSeconds: must not be negative, got " + expirationSeconds);
+        }
+        boundObject = Objects.requireNonNullElse(boundObject, BoundObjectRef.NONE);
+    }
+
+    /** A key built the way kubelet builds it from a request whose expirationSeconds may be null. */
+    public static TokenKey of(String namespace, String serviceAccount, List<String> audiences,
+            Long expirationSeconds, BoundObjectRef boundObject) {
+        return new TokenKey(namespace, serviceAccount, audiences,
+                expirationSeconds == null ? 0 : expirationSeconds, boundObject);
+    }
+
+    /** {@code system:serviceaccount:<namespace>:<name>}, the subject the token will carry. */
+    public String subject() {
+        return "system:serviceaccount:" + namespace + ":" + serviceAccount;
+    }
+
+    @Override
+    public String toString() {
+        return namespace + "/" + serviceAccount
+                + " audiences=" + audiences
+                + " expirationSeconds=" + expirationSeconds
+                + (boundObject.isNone() ? "" : " boundTo=" + boundObject.kind() + "/" + boundObject.name()
+                        + "(" + boundObject.uid() + ")");
+    }
+}

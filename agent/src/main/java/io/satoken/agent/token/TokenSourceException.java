@@ -1,0 +1,31 @@
+package io.satoken.agent.token;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A token could not be issued. The message names the key and the cause and never holds a token.
+ * {@link #retryAfter()} carries a server's Retry-After (HTTP 429), which backoff must honour.
+ */
+public class TokenSourceException extends Exception {
+
+    private final Duration retryAfter;
+
+    public TokenSourceException(String message) {
+        this(message, null, null);
+    }
+
+    public TokenSourceException(String message, Throwable cause) {
+        this(message, null, cause);
+    }
+
+    public TokenSourceException(String message, Duration retryAfter, Throwable cause) {
+        super(message, cause);
+        this.retryAfter = retryAfter;
+    }
+
+    /** The delay the server asked for before the next attempt, if it asked for one. */
+    public Optional<Duration> retryAfter() {
+        return Optional.ofNullable(retryAfter);
+    }
+}
