@@ -1,0 +1,82 @@
+package io.satoken.agent.token;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Random;
+import java.util.random.RandomGenerator;
+
+/**
+ * When a cached token must be replaced: the kubelet rules TM-8 with a bounded random jitter.
+ *
+ * <p>A token needs a refresh once {@code now} is past its <em>deadline</em> minus a jitter {@code j},
+ * where the deadline is the earlier of
+ * <ul>
+ *   <li>{@code iat + 24h} (TM-C1, the max-age rule), and</li>
+ *   <li>{@code exp - floor(ttl * 20 / 100)} (the 80 % rule, integer seconds as upstream).</li>
+ * </ul>
+ * Upstream draws {@code j} on every check; we draw it once per issued token ({@link #refreshAt}), so
+ * a cache hit costs no random draw and the refresh timer knows its instant. {@code j} is uniform in
+ * {@code [0, min(maxJitter, window / 2))} where {@code window = exp - deadline}; bounding it by half
+ * the refresh window keeps short-lived tokens from being refreshed right after they were issued.
+ */
+public final class RefreshPolicy {
+
+    /** TM-C1: a token this old is refreshed whatever its TTL. */
+    public static final Duration MAX_AGE = Duration.ofHours(24);
+    /** TM-C3: kubelet's jitter bound. */
+    public static final Duration DEFAULT_MAX_JITTER = Duration.ofSeconds(10);
+
+    private final Duration maxJitter;
+    private final RandomGenerator random;
+
+    /**
+     * @param maxJitter upper bound of the jitter; zero disables it
+     * @param random the source of jitter; shared by refreshing threads, so it must be thread-safe
+     */
+    public RefreshPolicy(Duration maxJitter, RandomGenerator random) {
+        if (maxJitter.isNegative()) {
+            throw new IllegalArgumentException("maxJitter: must not be negative, got " + maxJitter);
+        }
+        this.maxJitter = maxJitter;
+        this.random = Objects.requireNonNull(random, "random");
+    }
+
+    /** Kubelet's numbers: jitter up to 10 s. */
+    public static RefreshPolicy standard() {
+        return new RefreshPolicy(DEFAULT_MAX_JITTER, new Random());
+    }
+
+    /**
+     * The instant after which the token needs a refresh when the jitter is zero (TM-8).
+     * Upstream computes the 80 % window in whole seconds; TTLs under 5 s, which only the demo uses,
+     * would round it to nothing, so those are computed in milliseconds.
+     */
+    public static Instant deadline(IssuedToken token) {
+        Duration ttl = token.ttl();
+        long ttlSeconds = ttl.getSeconds();
+        Duration window = ttlSeconds >= 5
+                ? Duration.ofSeconds(ttlSeconds * 20 / 100)
+                : Duration.ofMillis(ttl.toMillis() * 20 / 100);
+        Instant eightyPercent = token.expiresAt().minus(window);
+        Instant maxAge = token.issuedAt().plus(MAX_AGE);
+        return maxAge.isBefore(eightyPercent) ? maxAge : eightyPercent;
+    }
+
+    /** TM-8 as upstream states it, for a given jitter: {@code now > deadline - jitter}. */
+    public static boolean requiresRefresh(IssuedToken token, Instant now, Duration jitter) {
+        return now.isAfter(deadline(token).minus(jitter));
+    }
+
+    /** Draws this token's jitter: uniform in {@code [0, min(maxJitter, window / 2))}, in milliseconds. */
+    public Duration drawJitter(IssuedToken token) {
+        Duration halfWindow = Duration.between(deadline(token), token.expiresAt()).dividedBy(2);
+        long boundMillis = (halfWindow.compareTo(maxJitter) < 0 ? halfWindow : maxJitter).toMillis();
+        return boundMillis <= 0 ? Duration.ZERO : Duration.ofMillis(random.nextLong(boundMillis));
+    }
+
+    /** The instant after which this token must be refreshed: its deadline minus a fresh jitter. */
+    public Instant refreshAt(IssuedToken token) {
+        return deadline(token).minus(drawJitter(token));
+    }
+}

@@ -1,0 +1,182 @@
+package io.satoken.agent.token;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Random;
+import java.util.random.RandomGenerator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class RefreshPolicyTest {
+
+    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+
+    private static IssuedToken token(Duration ttl) {
+        return new IssuedToken("t", START, START.plus(ttl));
+    }
+
+    record Case(String name, Duration ttl, Duration elapsed, boolean requiresRefresh) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    // TM-9: the upstream TestRequiresRefresh table (jitter 0).
+    static Stream<Case> upstreamTable() {
+        return Stream.of(
+                new Case("ttl 60m at 10m: fresh", Duration.ofMinutes(60), Duration.ofMinutes(10), false),
+                new Case("ttl 60m at 50m: past the 80% point (48m)", Duration.ofMinutes(60), Duration.ofMinutes(50), true),
+                new Case("ttl 60h at 25h: the 24h rule", Duration.ofHours(60), Duration.ofHours(25), true),
+                new Case("ttl 60m at 70m: already expired", Duration.ofMinutes(60), Duration.ofMinutes(70), true));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("upstreamTable")
+    void requiresRefresh_upstreamTable(Case c) {
+        assertThat(RefreshPolicy.requiresRefresh(token(c.ttl), START.plus(c.elapsed), Duration.ZERO))
+                .isEqualTo(c.requiresRefresh);
+    }
+
+    @Test
+    void eightyPercentRule_isStrictAtTheBoundary() {
+        // TM-8: now > exp - floor(ttl*20/100); at exactly 48 min of 60 the token is still fresh.
+        IssuedToken t = token(Duration.ofMinutes(60));
+        Instant boundary = START.plus(Duration.ofMinutes(48));
+        assertThat(RefreshPolicy.deadline(t)).isEqualTo(boundary);
+        assertThat(RefreshPolicy.requiresRefresh(t, boundary, Duration.ZERO)).isFalse();
+        assertThat(RefreshPolicy.requiresRefresh(t, boundary.plusNanos(1), Duration.ZERO)).isTrue();
+    }
+
+    @Test
+    void eightyPercentRule_usesWholeSecondsLikeUpstream() {
+        // TM-8: integer division on seconds: ttl 3601 s gives a window of floor(720.2) = 720 s.
+        IssuedToken t = token(Duration.ofSeconds(3601));
+        assertThat(RefreshPolicy.deadline(t)).isEqualTo(t.expiresAt().minusSeconds(720));
+    }
+
+    @Test
+    void maxAgeRule_isStrictAtTwentyFourHours() {
+        // TM-C1/TM-8: a 60 h token is refreshed after 24 h, not at its 80 % point (48 h).
+        IssuedToken t = token(Duration.ofHours(60));
+        Instant boundary = START.plus(Duration.ofHours(24));
+        assertThat(RefreshPolicy.deadline(t)).isEqualTo(boundary);
+        assertThat(RefreshPolicy.requiresRefresh(t, boundary, Duration.ZERO)).isFalse();
+        assertThat(RefreshPolicy.requiresRefresh(t, boundary.plusNanos(1), Duration.ZERO)).isTrue();
+    }
+
+    @Test
+    void jitter_movesTheRefreshEarlier() {
+        // TM-8: both rules subtract the jitter.
+        IssuedToken t = token(Duration.ofMinutes(60));
+        Instant boundary = START.plus(Duration.ofMinutes(48));
+        Duration j = Duration.ofSeconds(9);
+        assertThat(RefreshPolicy.requiresRefresh(t, boundary.minus(j), j)).isFalse();
+        assertThat(RefreshPolicy.requiresRefresh(t, boundary.minus(j).plusNanos(1), j)).isTrue();
+    }
+
+    @Test
+    void jitter_staysBelowTenSecondsForLongTokens() {
+        // TM-C3: jitter in [0, 10 s).
+        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, new Random(7));
+        IssuedToken t = token(Duration.ofHours(1));
+        Duration min = Duration.ofDays(1);
+        Duration max = Duration.ZERO;
+        for (int i = 0; i < 10_000; i++) {
+            Duration j = policy.drawJitter(t);
+            min = j.compareTo(min) < 0 ? j : min;
+            max = j.compareTo(max) > 0 ? j : max;
+        }
+        assertThat(min).isGreaterThanOrEqualTo(Duration.ZERO).isLessThan(Duration.ofSeconds(1));
+        assertThat(max).isLessThan(Duration.ofSeconds(10)).isGreaterThan(Duration.ofSeconds(9));
+    }
+
+    @Test
+    void jitter_atMostHalfTheWindowForShortTokens() {
+        // A 30 s token refreshes at 24 s; its jitter is below 3 s, so it is never refreshed before 21 s.
+        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, alwaysHighest());
+        IssuedToken t = token(Duration.ofSeconds(30));
+        assertThat(policy.drawJitter(t)).isEqualTo(Duration.ofMillis(2999));
+        assertThat(policy.refreshAt(t)).isEqualTo(START.plusMillis(21_001));
+    }
+
+    @Test
+    void jitter_zeroWhenDisabled() {
+        RefreshPolicy policy = new RefreshPolicy(Duration.ZERO, new Random());
+        IssuedToken t = token(Duration.ofHours(1));
+        assertThat(policy.refreshAt(t)).isEqualTo(RefreshPolicy.deadline(t));
+    }
+
+    @Test
+    void subSecondWindow_forDemoTokensUnderFiveSeconds() {
+        // Whole seconds would give a 2 s token no window at all; it refreshes at 1.6 s instead.
+        IssuedToken t = token(Duration.ofSeconds(2));
+        assertThat(RefreshPolicy.deadline(t)).isEqualTo(START.plusMillis(1600));
+    }
+
+    @Test
+    void tinyTtl_refreshesWithinItsLifetimeWithoutCrashing() {
+        RefreshPolicy policy = RefreshPolicy.standard();
+        IssuedToken t = new IssuedToken("t", START, START.plusNanos(1));
+        Instant at = policy.refreshAt(t);
+        assertThat(at).isBetween(START, t.expiresAt());
+    }
+
+    @Test
+    void absurdTtl_isCappedByTheMaxAgeRule() {
+        RefreshPolicy policy = RefreshPolicy.standard();
+        IssuedToken forever = new IssuedToken("t", START, Instant.MAX);
+        assertThat(RefreshPolicy.deadline(forever)).isEqualTo(START.plus(RefreshPolicy.MAX_AGE));
+        assertThat(policy.refreshAt(forever)).isBetween(
+                START.plus(RefreshPolicy.MAX_AGE).minusSeconds(10), START.plus(RefreshPolicy.MAX_AGE));
+    }
+
+    @Test
+    void expiryBeforeIssue_isRejectedWithTheFieldNamed() {
+        assertThatThrownBy(() -> new IssuedToken("t", START, START.minusSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("expiresAt: must be after issuedAt");
+        assertThatThrownBy(() -> new IssuedToken("t", START, START))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void responseWithoutIatOrTtl_isRejected() {
+        // TM-8 has "ttl null → never refreshed"; we need an issue time, so such a response is an error.
+        assertThatThrownBy(() -> IssuedToken.fromResponse("opaque", START, null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("spec.expirationSeconds")
+                .hasMessageNotContaining("opaque");
+    }
+
+    @Test
+    void responseWithoutJwtIat_usesExpiryMinusRequestedSeconds() {
+        IssuedToken t = IssuedToken.fromResponse("opaque", START.plusSeconds(3600), 3600L);
+        assertThat(t.issuedAt()).isEqualTo(START);
+    }
+
+    @Test
+    void negativeMaxJitter_isRejected() {
+        assertThatThrownBy(() -> new RefreshPolicy(Duration.ofSeconds(-1), new Random()))
+                .hasMessageContaining("maxJitter");
+    }
+
+    private static RandomGenerator alwaysHighest() {
+        return new RandomGenerator() {
+            @Override
+            public long nextLong() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public long nextLong(long bound) {
+                return bound - 1;
+            }
+        };
+    }
+}

@@ -1,0 +1,211 @@
+package io.satoken.agent.token;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.satoken.agent.testing.FakeClock;
+import io.satoken.agent.testing.ScriptedTokenSource;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class TokenCacheTest {
+
+    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+    private static final Duration TTL = Duration.ofHours(1);
+    private static final TokenKey KEY = new TokenKey("ns", "app", List.of("vault"), 3600, BoundObjectRef.NONE);
+
+    private final FakeClock clock = new FakeClock(START);
+    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, TTL);
+    private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+
+    @Test
+    void get_servesTheCachedTokenWithoutACall() throws Exception {
+        // TM-4
+        CachedToken first = cache.get(KEY);
+        clock.advance(Duration.ofMinutes(10));
+        CachedToken second = cache.get(KEY);
+        assertThat(second.token()).isSameAs(first.token());
+        assertThat(source.calls()).isEqualTo(1);
+    }
+
+    @Test
+    void get_refreshesOnlyPastTheEightyPercentPoint() throws Exception {
+        // TM-8: a 1 h token is refreshed strictly after 48 min.
+        IssuedToken first = cache.get(KEY).token();
+        clock.set(START.plus(Duration.ofMinutes(48)));
+        assertThat(cache.get(KEY).token()).isSameAs(first);
+        clock.set(START.plus(Duration.ofMinutes(48)).plusMillis(1));
+        IssuedToken second = cache.get(KEY).token();
+        assertThat(second).isNotSameAs(first);
+        assertThat(second.issuedAt()).isEqualTo(START.plus(Duration.ofMinutes(48)).plusMillis(1));
+        assertThat(source.calls()).isEqualTo(2);
+    }
+
+    @Test
+    void refresh_callsTheSourceEvenWhenFresh() throws Exception {
+        IssuedToken first = cache.get(KEY).token();
+        IssuedToken second = cache.refresh(KEY).token();
+        assertThat(second).isNotSameAs(first);
+        assertThat(cache.get(KEY).token()).isSameAs(second);
+        assertThat(source.calls()).isEqualTo(2);
+    }
+
+    @Test
+    void singleFlight_sixteenConcurrentCallersMakeOneCall() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger calls = new AtomicInteger();
+        TokenSource slow = key -> {
+            calls.incrementAndGet();
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new IssuedToken("token", START, START.plus(TTL));
+        };
+        TokenCache shared = new TokenCache(slow, RefreshPolicy.standard(), clock);
+        Set<IssuedToken> seen = ConcurrentHashMap.newKeySet();
+        List<Thread> callers = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            Thread t = new Thread(() -> {
+                try {
+                    seen.add(shared.get(KEY).token());
+                } catch (TokenSourceException e) {
+                    throw new AssertionError(e);
+                }
+            });
+            callers.add(t);
+            t.start();
+        }
+        awaitAllParked(callers);
+        release.countDown();
+        for (Thread t : callers) {
+            t.join(10_000);
+        }
+        assertThat(calls).hasValue(1);
+        assertThat(seen).hasSize(1);
+    }
+
+    @Test
+    void failedRefresh_servesTheCachedTokenUntilExpiryThenErrors() throws Exception {
+        // TM-5, TM-7
+        IssuedToken first = cache.get(KEY).token();
+        source.failAlways(new TokenSourceException("apiserver unavailable"));
+
+        clock.set(START.plus(Duration.ofMinutes(50)));
+        CachedToken stale = cache.get(KEY);
+        assertThat(stale.token()).isSameAs(first);
+        assertThat(stale.refreshError()).hasMessageContaining("apiserver unavailable").hasMessageContaining("ns/app");
+
+        clock.set(first.expiresAt()); // TM-7: still valid at the expiration instant
+        assertThat(cache.get(KEY).token()).isSameAs(first);
+
+        clock.set(first.expiresAt().plusNanos(1));
+        assertThatThrownBy(() -> cache.get(KEY))
+                .isInstanceOf(TokenSourceException.class)
+                .hasMessageContaining("failed to fetch token ns/app")
+                .hasMessageContaining("apiserver unavailable")
+                .hasMessageNotContaining(first.token());
+    }
+
+    @Test
+    void failedFirstFetch_isAnErrorAndNothingIsCached() {
+        source.failNext(new TokenSourceException("forbidden"));
+        assertThatThrownBy(() -> cache.get(KEY)).hasMessageContaining("forbidden");
+        assertThat(cache.peek(KEY)).isEmpty();
+    }
+
+    @Test
+    void recoveredRefresh_clearsTheError() throws Exception {
+        cache.get(KEY);
+        source.failNext(new TokenSourceException("blip"));
+        clock.set(START.plus(Duration.ofMinutes(50)));
+        assertThat(cache.get(KEY).refreshError()).isNotNull();
+        CachedToken recovered = cache.get(KEY);
+        assertThat(recovered.refreshError()).isNull();
+        assertThat(recovered.token().issuedAt()).isEqualTo(START.plus(Duration.ofMinutes(50)));
+    }
+
+    @Test
+    void retryAfter_survivesTheCache() {
+        source.failNext(new TokenSourceException("too many requests", Duration.ofSeconds(7), null));
+        assertThatThrownBy(() -> cache.get(KEY))
+                .isInstanceOfSatisfying(TokenSourceException.class,
+                        e -> assertThat(e.retryAfter()).contains(Duration.ofSeconds(7)));
+    }
+
+    @Test
+    void expiry_evictsTheEntry() throws Exception {
+        IssuedToken first = cache.get(KEY).token();
+        clock.set(first.expiresAt());
+        assertThat(cache.peek(KEY)).isPresent();
+        clock.set(first.expiresAt().plusNanos(1));
+        assertThat(cache.peek(KEY)).isEmpty();
+    }
+
+    @Test
+    void invalidSourceResponse_isAnErrorNotACrash() {
+        TokenSource broken = key -> new IssuedToken("t", START, START.minusSeconds(5));
+        TokenCache c = new TokenCache(broken, RefreshPolicy.standard(), clock);
+        assertThatThrownBy(() -> c.get(KEY))
+                .isInstanceOf(TokenSourceException.class)
+                .hasMessageContaining("expiresAt: must be after issuedAt");
+    }
+
+    @Test
+    void nullAndEmptyAudiences_areDifferentKeys() throws Exception {
+        // TM-1
+        cache.get(new TokenKey("ns", "app", null, 3600, null));
+        cache.get(new TokenKey("ns", "app", List.of(), 3600, null));
+        assertThat(source.calls()).isEqualTo(2);
+    }
+
+    @Test
+    void audienceOrder_matters() throws Exception {
+        // TM-1
+        cache.get(new TokenKey("ns", "app", List.of("a", "b"), 3600, null));
+        cache.get(new TokenKey("ns", "app", List.of("b", "a"), 3600, null));
+        assertThat(source.calls()).isEqualTo(2);
+    }
+
+    @Test
+    void invalidatePod_dropsOnlyThatPodsTokens() throws Exception {
+        // TM-10
+        TokenKey podA = new TokenKey("ns", "app", null, 3600, BoundObjectRef.pod("a", "uid-a"));
+        TokenKey podB = new TokenKey("ns", "app", null, 3600, BoundObjectRef.pod("b", "uid-b"));
+        cache.get(podA);
+        cache.get(podB);
+        cache.get(KEY);
+        cache.invalidatePod("uid-a");
+        assertThat(cache.peek(podA)).isEmpty();
+        assertThat(cache.peek(podB)).isPresent();
+        assertThat(cache.peek(KEY)).isPresent();
+    }
+
+    @Test
+    void toString_neverShowsTheToken() throws Exception {
+        CachedToken c = cache.get(KEY);
+        assertThat(c.toString()).doesNotContain(c.token().token());
+    }
+
+    /** Waits (without sleeping) until every caller but one is parked waiting for the call in flight. */
+    private static void awaitAllParked(List<Thread> callers) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (callers.stream().filter(t -> t.getState() == Thread.State.WAITING
+                || t.getState() == Thread.State.TIMED_WAITING || t.getState() == Thread.State.BLOCKED).count() < callers.size()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("callers did not all reach the cache");
+            }
+            Thread.onSpinWait();
+        }
+    }
+}
