@@ -1,0 +1,217 @@
+package io.satoken.agent.refresh;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.common.jimfs.Configuration;
+import com.google.common.jimfs.Jimfs;
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.testing.FakeClock;
+import io.satoken.agent.testing.ScriptedTokenSource;
+import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenKey;
+import io.satoken.agent.token.TokenSourceException;
+import java.io.IOException;
+import java.nio.file.FileSystem;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class RefreshSchedulerTest {
+
+    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+    private static final Duration TTL = Duration.ofHours(1);
+    private static final TokenKey VAULT = new TokenKey("ns", "app", List.of("vault"), 3600, BoundObjectRef.NONE);
+    private static final TokenKey STS = new TokenKey("ns", "app", List.of("sts"), 3600, BoundObjectRef.NONE);
+
+    private final FileSystem fs = Jimfs.newFileSystem(Configuration.unix().toBuilder()
+            .setAttributeViews("basic", "owner", "posix", "unix").build());
+    private final FakeClock clock = new FakeClock(START);
+    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, TTL);
+    private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+    private final Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), highestJitter());
+    private final List<String> writes = new ArrayList<>();
+    private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock, backoff, clock,
+            (dir, p, token, rotation) -> writes.add(dir.name() + "/" + p.path() + (rotation ? " rotated" : " written")));
+
+    @AfterEach
+    void close() throws IOException {
+        scheduler.close();
+        fs.close();
+    }
+
+    @Test
+    void token_isWrittenAtOnceAndReissuedAtEightyPercentOfItsTtl() throws Exception {
+        Path dir = dir("a");
+        scheduler.put(new TokenDirectory("a", dir, List.of(file(VAULT, "token"))));
+        clock.runDue();
+        assertThat(read(dir, "token")).isEqualTo("token-1");
+        assertThat(clock.nextTimer()).isEqualTo(START.plus(Duration.ofMinutes(48)));
+
+        clock.advance(Duration.ofMinutes(48));
+        assertThat(source.calls()).isEqualTo(2);
+        assertThat(read(dir, "token")).isEqualTo("token-2");
+        assertThat(clock.nextTimer()).isEqualTo(START.plus(Duration.ofMinutes(48 + 48)));
+        assertThat(writes).containsExactly("a/token written", "a/token rotated");
+    }
+
+    @Test
+    void failures_backOffExponentiallyUpToTheCap() throws Exception {
+        source.failAlways(new TokenSourceException("apiserver down"));
+        scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
+        clock.runDue();
+        List<Duration> delays = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            Instant now = clock.instant();
+            delays.add(Duration.between(now, clock.nextTimer()));
+            clock.set(clock.nextTimer());
+            clock.runDue();
+        }
+        assertThat(delays).extracting(Duration::toSeconds).containsExactly(1L, 2L, 4L, 8L, 16L, 30L, 30L);
+        assertThat(source.calls()).isEqualTo(8);
+    }
+
+    @Test
+    void retryAfter_isRespected() throws Exception {
+        source.failNext(new TokenSourceException("429 too many requests", Duration.ofSeconds(45), null));
+        Path dir = dir("a");
+        scheduler.put(new TokenDirectory("a", dir, List.of(file(VAULT, "token"))));
+        clock.runDue();
+        assertThat(clock.nextTimer()).isEqualTo(START.plusSeconds(45));
+        clock.advance(Duration.ofSeconds(44));
+        assertThat(source.calls()).isEqualTo(1);
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(read(dir, "token")).isEqualTo("token-2");
+    }
+
+    @Test
+    void failedRefresh_keepsTheValidTokenOnDiskAndRecovers() throws Exception {
+        Path dir = dir("a");
+        scheduler.put(new TokenDirectory("a", dir, List.of(file(VAULT, "token"))));
+        clock.runDue();
+        source.failNext(new TokenSourceException("blip"), new TokenSourceException("blip"));
+
+        clock.advance(Duration.ofMinutes(48)); // refresh fails
+        assertThat(read(dir, "token")).isEqualTo("token-1");
+        clock.advance(Duration.ofSeconds(1)); // first retry fails
+        assertThat(read(dir, "token")).isEqualTo("token-1");
+        clock.advance(Duration.ofSeconds(2)); // second retry succeeds
+        assertThat(read(dir, "token")).isEqualTo("token-4");
+        // Success resets the backoff: the next timer is the new token's refresh time.
+        assertThat(clock.nextTimer()).isEqualTo(clock.instant().plus(Duration.ofMinutes(48)));
+    }
+
+    @Test
+    void sharedKey_oneCallAndEveryHolderRewritten() throws Exception {
+        Path a = dir("a");
+        Path b = dir("b");
+        scheduler.put(new TokenDirectory("a", a, List.of(file(VAULT, "token"))));
+        scheduler.put(new TokenDirectory("b", b, List.of(file(VAULT, "vault-token"))));
+        clock.runDue();
+        assertThat(source.calls()).isEqualTo(1);
+        assertThat(read(a, "token")).isEqualTo("token-1");
+        assertThat(read(b, "vault-token")).isEqualTo("token-1");
+
+        clock.advance(Duration.ofMinutes(48));
+        assertThat(source.calls()).isEqualTo(2);
+        assertThat(read(a, "token")).isEqualTo("token-2");
+        assertThat(read(b, "vault-token")).isEqualTo("token-2");
+        assertThat(clock.pendingTimers()).isEqualTo(1);
+    }
+
+    @Test
+    void directory_isWrittenOnlyOnceEveryTokenItNeedsIsThere() throws Exception {
+        Path dir = dir("a");
+        source.failNext(new TokenSourceException("first call fails"));
+        scheduler.put(new TokenDirectory("a", dir, List.of(file(VAULT, "vault"), file(STS, "sts"))));
+        clock.runDue();
+        assertThat(Files.exists(dir.resolve("vault"))).isFalse();
+        assertThat(Files.exists(dir.resolve("sts"))).isFalse();
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(read(dir, "vault")).startsWith("token-");
+        assertThat(read(dir, "sts")).startsWith("token-");
+    }
+
+    @Test
+    void remove_leavesNoTimerAndNoCachedToken() throws Exception {
+        scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"), file(STS, "sts"))));
+        scheduler.put(new TokenDirectory("b", dir("b"), List.of(file(VAULT, "token"))));
+        clock.runDue();
+        assertThat(clock.pendingTimers()).isEqualTo(2);
+
+        scheduler.remove("a");
+        assertThat(clock.pendingTimers()).isEqualTo(1); // VAULT is still used by b
+        assertThat(cache.peek(STS)).isEmpty();
+
+        scheduler.remove("b");
+        assertThat(clock.pendingTimers()).isZero();
+        assertThat(cache.peek(VAULT)).isEmpty();
+        clock.advance(Duration.ofHours(2));
+        assertThat(source.calls()).isEqualTo(2);
+    }
+
+    @Test
+    void removeDuringBackoff_cancelsTheRetry() throws Exception {
+        source.failAlways(new TokenSourceException("down"));
+        scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
+        clock.runDue();
+        assertThat(clock.pendingTimers()).isEqualTo(1);
+        scheduler.remove("a");
+        assertThat(clock.pendingTimers()).isZero();
+    }
+
+    @Test
+    void replacingADirectory_dropsTokensItNoLongerUses() throws Exception {
+        Path dir = dir("a");
+        scheduler.put(new TokenDirectory("a", dir, List.of(file(VAULT, "vault"), file(STS, "sts"))));
+        clock.runDue();
+        scheduler.put(new TokenDirectory("a", dir, List.of(file(VAULT, "vault"))));
+        clock.runDue();
+        assertThat(cache.peek(STS)).isEmpty();
+        assertThat(clock.pendingTimers()).isEqualTo(1);
+        assertThat(source.calls()).isEqualTo(2); // the kept token was not re-minted
+    }
+
+    @Test
+    void close_cancelsEveryTimer() throws Exception {
+        scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"), file(STS, "sts"))));
+        clock.runDue();
+        scheduler.close();
+        assertThat(clock.pendingTimers()).isZero();
+    }
+
+    private Path dir(String name) throws IOException {
+        return Files.createDirectories(fs.getPath("/var/lib/satoken", name));
+    }
+
+    private static Projection file(TokenKey key, String path) {
+        return new Projection(key, path, 0600, null, null);
+    }
+
+    private static String read(Path dir, String path) throws IOException {
+        return Files.readString(dir.resolve(path));
+    }
+
+    private static RandomGenerator highestJitter() {
+        return new RandomGenerator() {
+            @Override
+            public long nextLong() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public long nextLong(long bound) {
+                return bound - 1;
+            }
+        };
+    }
+}
