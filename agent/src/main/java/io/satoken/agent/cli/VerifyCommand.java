@@ -119,7 +119,7 @@ final class VerifyCommand implements Callable<Integer> {
     private void checkKeyExists(JWSHeader header, JWKSet jwks) throws Rejected {
         JWSAlgorithm alg = header.getAlgorithm();
         if (!ALGORITHMS.contains(alg)) {
-            throw new Rejected("unsupported algorithm " + alg + ", want one of " + ALGORITHMS);
+            throw new Rejected("unsupported algorithm " + alg + ", want RS256, ES256, ES384 or ES512");
         }
         List<JWK> candidates = new JWKSelector(JWKMatcher.forJWSHeader(header)).select(jwks);
         if (!candidates.isEmpty()) {
