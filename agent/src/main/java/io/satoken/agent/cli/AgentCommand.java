@@ -29,7 +29,12 @@ public final class AgentCommand implements Runnable {
      * Runs the command line in-process. Exit codes: 0 success, 1 the command failed, 2 bad usage.
      */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cli = new CommandLine(new AgentCommand());
+        return execute(CommandLine.defaultFactory(), out, err, args);
+    }
+
+    /** As {@link #execute(PrintWriter, PrintWriter, String...)}, with commands made by {@code factory} (test seams). */
+    static int execute(CommandLine.IFactory factory, PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cli = new CommandLine(new AgentCommand(), factory);
         cli.setOut(out);
         cli.setErr(err);
         cli.setParameterExceptionHandler(AgentCommand::usageError);
