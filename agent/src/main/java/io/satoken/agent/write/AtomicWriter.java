@@ -19,6 +19,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.time.InstantSource;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -58,6 +60,16 @@ public final class AtomicWriter {
     private final InstantSource clock;
     private final boolean unixView;
 
+    /** The dir this writer last published and the paths it put there, children before parents. */
+    private String publishedName;
+    private List<String> publishedPaths;
+    /**
+     * Whether the next successful write must look for stray timestamped dirs. True for a new writer,
+     * since crash leftovers come from an earlier process, and again after any failed write; a writer
+     * that removes its own failures (steps 6, 8, 9) need not list the target dir on every write.
+     */
+    private boolean sweepPending = true;
+
     /** No I/O here: a missing target dir is reported by the first {@link #write} (AW-16). */
     public AtomicWriter(Path targetDir, InstantSource clock) {
         this.targetDir = Objects.requireNonNull(targetDir, "targetDir");
@@ -85,7 +97,9 @@ public final class AtomicWriter {
      *     new dir are removed.
      * 10. Create each missing top-level link name -> ..data/name; an existing name is left alone (AW-4).
      * 11. Remove the links of top-level names no longer in the payload (AW-13), carrying on after an error.
-     * 12. Remove the old dir. Differs from upstream: every other timestamped dir (a crash leftover) goes too.
+     * 12. Remove the old dir. Differs from upstream: on a writer's first write and after a failed one,
+     *     every other timestamped dir (a crash leftover) goes too; an unchanged first write removes
+     *     them, and a stale ..data_tmp, as well.
      * </pre>
      *
      * @param payload relative path to content; keys are validated (AW-15) and cleaned
@@ -105,9 +119,13 @@ public final class AtomicWriter {
 
         // 3. and 4. AW-9, AW-10
         VersionDiff diff = oldDirName == null ? null
-                : VersionDiff.compute(targetDir.resolve(oldDirName), files, ancestors, unixView);
+                : VersionDiff.compute(targetDir.resolve(oldDirName),
+                        oldDirName.equals(publishedName) ? publishedPaths : null, files, ancestors, unixView);
         if (diff != null && !diff.changed() && !diff.hasPathsToRemove()) {
             createMissingLinks(files); // 10. only
+            if (sweepPending) {
+                removeLeftovers(oldDirName);
+            }
             return false;
         }
 
@@ -136,9 +154,12 @@ public final class AtomicWriter {
                 throw e;
             }
         } catch (IOException | RuntimeException e) {
+            sweepPending = true;
             deleteQuietly(newDir, e);
             throw e;
         }
+        publishedName = newDirName;
+        publishedPaths = pathsOf(files.keySet(), ancestors);
 
         // 10. AW-4
         createMissingLinks(files);
@@ -160,7 +181,10 @@ public final class AtomicWriter {
             if (oldDirName != null) {
                 deleteOldDir(targetDir.resolve(oldDirName), diff.entries());
             }
-            deleteStrayDirs(newDirName);
+            if (sweepPending && failure == null) {
+                deleteStrayDirs(newDirName);
+                sweepPending = false;
+            }
         } catch (IOException e) {
             if (failure != null) {
                 e.addSuppressed(failure);
@@ -168,6 +192,7 @@ public final class AtomicWriter {
             failure = e;
         }
         if (failure != null) {
+            sweepPending = true;
             throw new IOException(targetDir + ": published " + newDirName
                     + ", but removing the old version failed: " + failure.getMessage(), failure);
         }
@@ -179,9 +204,13 @@ public final class AtomicWriter {
      * that {@code ..data} does not point to. Nothing else is touched.
      */
     public synchronized void cleanUp() throws IOException {
-        String current = publishedDirName();
+        removeLeftovers(publishedDirName());
+    }
+
+    private void removeLeftovers(String keep) throws IOException {
         Files.deleteIfExists(targetDir.resolve(DATA_TMP));
-        deleteStrayDirs(current);
+        deleteStrayDirs(keep);
+        sweepPending = false;
     }
 
     private static SortedMap<String, FileContent> clean(Map<String, FileContent> payload) {
@@ -198,6 +227,15 @@ public final class AtomicWriter {
             files.put(path, e.getValue());
         }
         return files;
+    }
+
+    /** Files and their dirs, deepest first, so deleting them in this order empties each dir first. */
+    private static List<String> pathsOf(Set<String> files, Set<String> dirs) {
+        List<String> paths = new ArrayList<>(files.size() + dirs.size());
+        paths.addAll(files);
+        paths.addAll(dirs);
+        paths.sort(Comparator.comparingLong((String p) -> p.chars().filter(c -> c == '/').count()).reversed());
+        return List.copyOf(paths);
     }
 
     /** Every proper ancestor of the paths: {@code a} and {@code a/b} for {@code a/b/c}. */

@@ -24,7 +24,8 @@ import java.util.Set;
  * payload: steps 3 and 4 of {@link AtomicWriter#write}, done in one walk of the old dir (AW-9, AW-10).
  *
  * <p>Only payload paths are read; a path that is not in the payload is noted without a stat. Once a
- * change is known, content is no longer read and directories are no longer entered.
+ * change is known, content is no longer read and directories are no longer entered. When the writer
+ * itself published the old dir, it passes the paths it wrote there and the dir is not listed at all.
  */
 final class VersionDiff {
 
@@ -48,14 +49,19 @@ final class VersionDiff {
     /**
      * Walks {@code oldDir} once against the cleaned payload.
      *
+     * @param knownPaths the paths the writer put in {@code oldDir}, children before parents, or null to list it
      * @param ancestors every proper ancestor directory of a payload path ({@code user} for {@code user/labels})
      * @param unixView whether the file system has the {@code unix} attribute view (mode, uid, gid in one stat)
      */
-    static VersionDiff compute(Path oldDir, Map<String, FileContent> payload, Set<String> ancestors,
-            boolean unixView) throws IOException {
+    static VersionDiff compute(Path oldDir, List<String> knownPaths, Map<String, FileContent> payload,
+            Set<String> ancestors, boolean unixView) throws IOException {
         VersionDiff diff = new VersionDiff(payload, ancestors, unixView);
         try {
-            diff.walk(oldDir, "");
+            if (knownPaths != null) {
+                diff.visitKnown(oldDir, knownPaths);
+            } else {
+                diff.walk(oldDir, "");
+            }
         } catch (NoSuchFileException e) {
             // ..data points to a dir that is gone: nothing to compare with or remove, write afresh
             diff.changed = true;
@@ -84,6 +90,25 @@ final class VersionDiff {
     /** The old dir's entries seen in the walk, children before parents; unvisited subtrees are not listed. */
     List<Path> entries() {
         return entries;
+    }
+
+    /** Like {@link #walk}, over the paths the writer knows it put there: its own dirs need no visit. */
+    private void visitKnown(Path oldDir, List<String> knownPaths) throws IOException {
+        for (String rel : knownPaths) {
+            FileContent want = payload.get(rel);
+            if (want != null) {
+                payloadFilesSeen++;
+                if (!changed && !sameFile(oldDir.resolve(rel), want)) {
+                    changed = true;
+                }
+            } else if (!ancestors.contains(rel)) {
+                hasPathsToRemove = true;
+                if (rel.indexOf('/') < 0) {
+                    topLevelToRemove.add(rel);
+                }
+            }
+            entries.add(oldDir.resolve(rel));
+        }
     }
 
     private void walk(Path dir, String prefix) throws IOException {
@@ -121,6 +146,14 @@ final class VersionDiff {
      * mode must apply at once), and a directory where a file should be is a change, not an error (AW-14).
      */
     private boolean sameFile(Path file, FileContent want) throws IOException {
+        try {
+            return sameFileOrThrow(file, want);
+        } catch (NoSuchFileException gone) {
+            return false;
+        }
+    }
+
+    private boolean sameFileOrThrow(Path file, FileContent want) throws IOException {
         long size;
         if (unixView) {
             Map<String, Object> attrs = Files.readAttributes(file, "unix:mode,uid,gid,size,isRegularFile", NOFOLLOW_LINKS);

@@ -87,14 +87,12 @@ class AtomicWriterRealFsTest {
 
     @Test
     void crashLeftovers_areCleanedByTheNextWrite() throws IOException {
-        AtomicWriter writer = new AtomicWriter(target, CLOCK);
-        writer.write(Map.of("token", FileContent.of(version(1), 0600)));
-        Path stray = Files.createDirectories(target.resolve("..2020_01_01_00_00_00.123/sub"));
-        Files.writeString(stray.resolve("half-written"), "x");
-        Files.createSymbolicLink(target.resolve("..data_tmp"), Path.of("..2020_01_01_00_00_00.123"));
+        new AtomicWriter(target, CLOCK).write(Map.of("token", FileContent.of(version(1), 0600)));
+        crashLeavingStrayDirAndDataTmp();
         Files.writeString(target.resolve("jwks.json"), "{}");
+        AtomicWriter restarted = new AtomicWriter(target, CLOCK);
 
-        writer.write(Map.of("token", FileContent.of(version(2), 0600)));
+        assertThat(restarted.write(Map.of("token", FileContent.of(version(2), 0600)))).isTrue();
 
         // Our difference to step 8 (upstream fails on a stale ..data_tmp) and step 12 (strays stay)
         assertThat(names()).containsExactlyInAnyOrder(
@@ -103,12 +101,36 @@ class AtomicWriterRealFsTest {
     }
 
     @Test
+    void crashLeftovers_areCleanedByAnUnchangedWrite() throws IOException {
+        new AtomicWriter(target, CLOCK).write(Map.of("token", FileContent.of(version(1), 0600)));
+        String published = Files.readSymbolicLink(target.resolve("..data")).toString();
+        crashLeavingStrayDirAndDataTmp();
+        AtomicWriter restarted = new AtomicWriter(target, CLOCK);
+
+        assertThat(restarted.write(Map.of("token", FileContent.of(version(1), 0600)))).isFalse();
+
+        assertThat(names()).containsExactlyInAnyOrder(published, "..data", "token");
+    }
+
+    @Test
+    void crashLeftovers_staleDataTmp_doesNotBlockALaterWrite() throws IOException {
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+        writer.write(Map.of("token", FileContent.of(version(1), 0600)));
+        Files.createSymbolicLink(target.resolve("..data_tmp"), Path.of("..2020_01_01_00_00_00.123"));
+
+        // the same writer, past its first write: step 8 replaces the stale link (upstream fails here)
+        assertThat(writer.write(Map.of("token", FileContent.of(version(2), 0600)))).isTrue();
+
+        assertThat(Files.readAllBytes(target.resolve("token"))).isEqualTo(version(2));
+        assertThat(target.resolve("..data_tmp")).doesNotExist();
+    }
+
+    @Test
     void cleanUp_removesLeftoversWithoutWriting() throws IOException {
         AtomicWriter writer = new AtomicWriter(target, CLOCK);
         writer.write(Map.of("token", FileContent.of(version(1), 0600)));
         String published = Files.readSymbolicLink(target.resolve("..data")).toString();
-        Files.createDirectories(target.resolve("..2020_01_01_00_00_00.123"));
-        Files.createSymbolicLink(target.resolve("..data_tmp"), Path.of("..2020_01_01_00_00_00.123"));
+        crashLeavingStrayDirAndDataTmp();
         Files.createDirectories(target.resolve("user-dir"));
 
         writer.cleanUp();
@@ -131,6 +153,13 @@ class AtomicWriterRealFsTest {
         // an owner change alone is a change (our difference to AW-10)
         assertThat(writer.write(Map.of("token", new FileContent(version(1), 0640, 0, 65534)))).isTrue();
         assertThat(Files.getAttribute(token, "unix:uid")).isEqualTo(0);
+    }
+
+    /** What a process killed between steps 5 and 9 leaves behind. */
+    private void crashLeavingStrayDirAndDataTmp() throws IOException {
+        Path stray = Files.createDirectories(target.resolve("..2020_01_01_00_00_00.123/sub"));
+        Files.writeString(stray.resolve("half-written"), "x");
+        Files.createSymbolicLink(target.resolve("..data_tmp"), Path.of("..2020_01_01_00_00_00.123"));
     }
 
     private static byte[] version(int i) {
