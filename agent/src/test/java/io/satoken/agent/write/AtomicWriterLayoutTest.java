@@ -241,6 +241,52 @@ class AtomicWriterLayoutTest {
         assertThat(elsewhere.resolve("token")).hasContent("x");
     }
 
+    @Test
+    void restartedWriter_unchangedPayload_returnsFalse() throws IOException {
+        writer.write(payload("token", "t", "user/labels", "l"));
+        String first = onlyTimestampedDir();
+        restart(); // knows nothing of the published dir: walks it (AW-9, AW-10)
+
+        assertThat(writer.write(payload("token", "t", "user/labels", "l"))).isFalse();
+        assertThat(onlyTimestampedDir()).isEqualTo(first);
+    }
+
+    @Test
+    void restartedWriter_droppedNestedFile_rewrites() throws IOException {
+        writer.write(payload("token", "t", "user/labels", "l", "user/extra", "e"));
+        restart();
+
+        // AW-9: user/extra is a path to remove, so the version is rewritten even though nothing else changed
+        assertThat(writer.write(payload("token", "t", "user/labels", "l"))).isTrue();
+        assertThat(target.resolve("user/extra")).doesNotExist();
+        assertThat(read("user/labels")).isEqualTo("l");
+    }
+
+    @Test
+    void restartedWriter_fileToDirTransition_andBack_rewritesWithoutError() throws IOException {
+        writer.write(payload("foo", "file"));
+        restart();
+        assertThat(writer.write(payload("foo/bar", "nested"))).isTrue(); // AW-14: ENOTDIR is a change
+        restart();
+        assertThat(writer.write(payload("foo", "file again"))).isTrue(); // AW-14: EISDIR is a change
+
+        assertThat(read("foo")).isEqualTo("file again");
+    }
+
+    @Test
+    void restartedWriter_modeOnlyChange_rewrites() throws IOException {
+        writer.write(Map.of("token", FileContent.of(bytes("t"), 0644)));
+        restart();
+
+        // Our difference to AW-10, read from disk
+        assertThat(writer.write(Map.of("token", FileContent.of(bytes("t"), 0600)))).isTrue();
+        assertThat(mode("token")).isEqualTo("rw-------");
+    }
+
+    private void restart() {
+        writer = new AtomicWriter(target, CLOCK);
+    }
+
     private static Map<String, FileContent> payload(String... pathsAndContents) {
         Map<String, FileContent> payload = new TreeMap<>();
         for (int i = 0; i < pathsAndContents.length; i += 2) {
