@@ -19,17 +19,12 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.time.InstantSource;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
@@ -110,9 +105,7 @@ public final class AtomicWriter {
      */
     public synchronized boolean write(Map<String, FileContent> payload) throws IOException {
         // 1. AW-7
-        SortedMap<String, FileContent> files = clean(payload);
-        Set<String> ancestors = ancestors(files.keySet());
-        checkNoFileIsAnAncestor(files, ancestors);
+        CleanPayload files = CleanPayload.of(payload);
 
         // 2. AW-8
         String oldDirName = publishedDirName();
@@ -120,7 +113,7 @@ public final class AtomicWriter {
         // 3. and 4. AW-9, AW-10
         VersionDiff diff = oldDirName == null ? null
                 : VersionDiff.compute(targetDir.resolve(oldDirName),
-                        oldDirName.equals(publishedName) ? publishedPaths : null, files, ancestors, unixView);
+                        oldDirName.equals(publishedName) ? publishedPaths : null, files, unixView);
         if (diff != null && !diff.changed() && !diff.hasPathsToRemove()) {
             createMissingLinks(files); // 10. only
             if (sweepPending) {
@@ -159,7 +152,7 @@ public final class AtomicWriter {
             throw e;
         }
         publishedName = newDirName;
-        publishedPaths = pathsOf(files.keySet(), ancestors);
+        publishedPaths = files.pathsDeepestFirst();
 
         // 10. AW-4
         createMissingLinks(files);
@@ -213,52 +206,6 @@ public final class AtomicWriter {
         sweepPending = false;
     }
 
-    private static SortedMap<String, FileContent> clean(Map<String, FileContent> payload) {
-        SortedMap<String, FileContent> files = new TreeMap<>();
-        Map<String, String> given = new TreeMap<>();
-        for (Map.Entry<String, FileContent> e : payload.entrySet()) {
-            String path = PayloadPath.validateAndClean(e.getKey());
-            Objects.requireNonNull(e.getValue(), () -> "payload[" + PayloadPath.quote(e.getKey()) + "]");
-            String earlier = given.put(path, e.getKey());
-            if (earlier != null) {
-                throw new PayloadPathException(e.getKey(),
-                        "names the same file as " + PayloadPath.quote(earlier) + " after cleaning");
-            }
-            files.put(path, e.getValue());
-        }
-        return files;
-    }
-
-    /** Files and their dirs, deepest first, so deleting them in this order empties each dir first. */
-    private static List<String> pathsOf(Set<String> files, Set<String> dirs) {
-        List<String> paths = new ArrayList<>(files.size() + dirs.size());
-        paths.addAll(files);
-        paths.addAll(dirs);
-        paths.sort(Comparator.comparingLong((String p) -> p.chars().filter(c -> c == '/').count()).reversed());
-        return List.copyOf(paths);
-    }
-
-    /** Every proper ancestor of the paths: {@code a} and {@code a/b} for {@code a/b/c}. */
-    private static Set<String> ancestors(Set<String> paths) {
-        Set<String> ancestors = new HashSet<>();
-        for (String path : paths) {
-            for (int slash = path.indexOf('/'); slash > 0; slash = path.indexOf('/', slash + 1)) {
-                ancestors.add(path.substring(0, slash));
-            }
-        }
-        return ancestors;
-    }
-
-    private static void checkNoFileIsAnAncestor(Map<String, FileContent> files, Set<String> ancestors) {
-        for (String ancestor : ancestors) {
-            if (files.containsKey(ancestor)) {
-                String inside = files.keySet().stream().filter(p -> p.startsWith(ancestor + "/")).findFirst().orElseThrow();
-                throw new PayloadPathException(inside, "lies inside " + PayloadPath.quote(ancestor)
-                        + ", which is a file of the same payload");
-            }
-        }
-    }
-
     /** The base name {@code ..data} points to; null when there is none yet. AW-16 is checked here. */
     private String publishedDirName() throws IOException {
         Path target;
@@ -276,9 +223,9 @@ public final class AtomicWriter {
         return TIMESTAMPED_DIR.matcher(name).matches() ? name : null;
     }
 
-    private void writeFiles(Path dir, Map<String, FileContent> files) throws IOException {
+    private void writeFiles(Path dir, CleanPayload files) throws IOException {
         Set<String> madeDirs = new HashSet<>();
-        for (Map.Entry<String, FileContent> e : files.entrySet()) {
+        for (Map.Entry<String, FileContent> e : files.files().entrySet()) {
             String rel = e.getKey();
             FileContent content = e.getValue();
             for (int slash = rel.indexOf('/'); slash > 0; slash = rel.indexOf('/', slash + 1)) {
@@ -308,13 +255,8 @@ public final class AtomicWriter {
         Files.setAttribute(file, attribute, id, NOFOLLOW_LINKS);
     }
 
-    private void createMissingLinks(Map<String, FileContent> files) throws IOException {
-        Set<String> topLevel = new LinkedHashSet<>();
-        for (String path : files.keySet()) {
-            int slash = path.indexOf('/');
-            topLevel.add(slash < 0 ? path : path.substring(0, slash));
-        }
-        for (String name : topLevel) {
+    private void createMissingLinks(CleanPayload files) throws IOException {
+        for (String name : files.topLevelNames()) {
             Path link = targetDir.resolve(name);
             if (!Files.exists(link, NOFOLLOW_LINKS)) {
                 try {

@@ -31,6 +31,7 @@ final class VersionDiff {
 
     private final Map<String, FileContent> payload;
     private final Set<String> ancestors;
+    private final int payloadSize;
     private final boolean unixView;
 
     private boolean changed;
@@ -40,9 +41,10 @@ final class VersionDiff {
     /** Every entry seen, children before their directory, so they can be deleted in this order. */
     private final List<Path> entries = new ArrayList<>();
 
-    private VersionDiff(Map<String, FileContent> payload, Set<String> ancestors, boolean unixView) {
-        this.payload = payload;
-        this.ancestors = ancestors;
+    private VersionDiff(CleanPayload payload, boolean unixView) {
+        this.payload = payload.files();
+        this.ancestors = payload.ancestors();
+        this.payloadSize = payload.files().size();
         this.unixView = unixView;
     }
 
@@ -50,12 +52,11 @@ final class VersionDiff {
      * Walks {@code oldDir} once against the cleaned payload.
      *
      * @param knownPaths the paths the writer put in {@code oldDir}, children before parents, or null to list it
-     * @param ancestors every proper ancestor directory of a payload path ({@code user} for {@code user/labels})
      * @param unixView whether the file system has the {@code unix} attribute view (mode, uid, gid in one stat)
      */
-    static VersionDiff compute(Path oldDir, List<String> knownPaths, Map<String, FileContent> payload,
-            Set<String> ancestors, boolean unixView) throws IOException {
-        VersionDiff diff = new VersionDiff(payload, ancestors, unixView);
+    static VersionDiff compute(Path oldDir, List<String> knownPaths, CleanPayload payload, boolean unixView)
+            throws IOException {
+        VersionDiff diff = new VersionDiff(payload, unixView);
         try {
             if (knownPaths != null) {
                 diff.visitKnown(oldDir, knownPaths);
@@ -66,7 +67,7 @@ final class VersionDiff {
             // ..data points to a dir that is gone: nothing to compare with or remove, write afresh
             diff.changed = true;
         }
-        if (diff.payloadFilesSeen < payload.size()) {
+        if (diff.payloadFilesSeen < diff.payloadSize) {
             diff.changed = true; // AW-10: a payload file is missing in the old dir
         }
         return diff;
