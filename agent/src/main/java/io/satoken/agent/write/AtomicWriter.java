@@ -78,7 +78,8 @@ public final class AtomicWriter {
      * <pre>
      *  1. Validate and clean every key (AW-7, AW-15); an invalid key fails before any I/O.
      *  2. Read ..data to find the old timestamped dir; none means first write (AW-8).
-     *  3. Walk the old dir once: pathsToRemove = old paths minus payload paths and their ancestors (AW-9).
+     *  3. pathsToRemove = old paths minus payload paths and their ancestors (AW-9). The old dir is
+     *     walked once, or not at all when this writer published it and so knows its paths.
      *  4. Decide whether to write (AW-10). Differs from upstream: mode, uid and gid count as well as
      *     content, and a file/dir mismatch counts as a change (AW-14). Unchanged and nothing to remove:
      *     only step 10 runs, and write returns false (the #121472 fix).
@@ -116,6 +117,11 @@ public final class AtomicWriter {
                         oldDirName.equals(publishedName) ? publishedPaths : null, files, unixView);
         if (diff != null && !diff.changed() && !diff.hasPathsToRemove()) {
             createMissingLinks(files); // 10. only
+            if (!oldDirName.equals(publishedName)) {
+                // the old dir holds exactly this payload: the next write need not list it again
+                publishedName = oldDirName;
+                publishedPaths = files.pathsDeepestFirst();
+            }
             if (sweepPending) {
                 removeLeftovers(oldDirName);
             }
