@@ -1,0 +1,357 @@
+package io.satoken.agent.write;
+
+import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
+import static java.nio.file.StandardCopyOption.ATOMIC_MOVE;
+import static java.nio.file.StandardCopyOption.REPLACE_EXISTING;
+import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.WRITE;
+
+import java.io.IOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotLinkException;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.InstantSource;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Writes a set of files into a target directory so that readers see either the whole old set or the
+ * whole new set, never a mix: kubelet's AtomicWriter layout (AW-1..AW-5).
+ *
+ * <pre>
+ * T/..2024_05_01_12_00_00.4821...   the files of one version (0755)
+ * T/..data -> ..2024_05_01_12_00_00.4821...   swapped with one rename(2)
+ * T/token  -> ..data/token          one link per top-level name of the payload
+ * </pre>
+ *
+ * <p>One writer per directory; {@link #write} and {@link #cleanUp} may be called from several threads
+ * of that writer. Names starting with {@code ..} belong to the writer (AW-5); other names in the
+ * target directory that the payload never held are not touched.
+ */
+public final class AtomicWriter {
+
+    static final String DATA_DIR = "..data";
+    static final String DATA_TMP = "..data_tmp";
+    /** AW-1: {@code ..} + UTC time + {@code .} + the temp-dir call's random digits. */
+    static final Pattern TIMESTAMPED_DIR = Pattern.compile("\\.\\.\\d{4}(_\\d{2}){5}\\.\\d+");
+    private static final DateTimeFormatter TIMESTAMP =
+            DateTimeFormatter.ofPattern("uuuu_MM_dd_HH_mm_ss").withZone(ZoneOffset.UTC);
+    private static final Set<PosixFilePermission> DIR_MODE = permissions(0755);
+
+    private final Path targetDir;
+    private final InstantSource clock;
+    private final boolean unixView;
+
+    /** The dir this writer last published and the paths it put there, children before parents. */
+    private String publishedName;
+    private List<String> publishedPaths;
+    /**
+     * Whether the next successful write must look for stray timestamped dirs. True for a new writer,
+     * since crash leftovers come from an earlier process, and again after any failed write; a writer
+     * that removes its own failures (steps 6, 8, 9) need not list the target dir on every write.
+     */
+    private boolean sweepPending = true;
+
+    /** No I/O here: a missing target dir is reported by the first {@link #write} (AW-16). */
+    public AtomicWriter(Path targetDir, InstantSource clock) {
+        this.targetDir = Objects.requireNonNull(targetDir, "targetDir");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.unixView = targetDir.getFileSystem().supportedFileAttributeViews().contains("unix");
+    }
+
+    /**
+     * Publishes the payload as the new version of the target dir.
+     *
+     * <pre>
+     *  1. Validate and clean every key (AW-7, AW-15); an invalid key fails before any I/O.
+     *  2. Read ..data to find the old timestamped dir; none means first write (AW-8).
+     *  3. pathsToRemove = old paths minus payload paths and their ancestors (AW-9). The old dir is
+     *     walked once, or not at all when this writer published it and so knows its paths.
+     *  4. Decide whether to write (AW-10). Differs from upstream: mode, uid and gid count as well as
+     *     content, and a file/dir mismatch counts as a change (AW-14). Unchanged and nothing to remove:
+     *     only step 10 runs, and write returns false (the #121472 fix).
+     *  5. Create the new timestamped dir, 0755 (AW-1, AW-11).
+     *  6. Write each file, then chmod it to its exact mode and chown it if asked (AW-6). Differs from
+     *     upstream: on failure the new dir is removed.
+     *  7. (upstream's setPerms hook; not needed, ownership is set per file in step 6)
+     *  8. Create ..data_tmp -> new dir. Differs from upstream: a stale ..data_tmp left by a crash is
+     *     removed first. On failure the new dir is removed.
+     *  9. rename(2) ..data_tmp over ..data: the atomic publish (AW-12). On failure ..data_tmp and the
+     *     new dir are removed.
+     * 10. Create each missing top-level link name -> ..data/name; an existing name is left alone (AW-4).
+     * 11. Remove the links of top-level names no longer in the payload (AW-13), carrying on after an error.
+     * 12. Remove the old dir. Differs from upstream: on a writer's first write and after a failed one,
+     *     every other timestamped dir (a crash leftover) goes too; an unchanged first write removes
+     *     them, and a stale ..data_tmp, as well.
+     * </pre>
+     *
+     * @param payload relative path to content; keys are validated (AW-15) and cleaned
+     * @return true when a new version was published, false when the payload was already on disk
+     * @throws PayloadPathException for an invalid key, before touching the disk
+     * @throws IOException when the target dir does not exist (AW-16) or a step fails; after an error in
+     *     step 11 or 12 the new version is already published
+     */
+    public synchronized boolean write(Map<String, FileContent> payload) throws IOException {
+        // 1. AW-7
+        CleanPayload files = CleanPayload.of(payload);
+
+        // 2. AW-8
+        String oldDirName = publishedDirName();
+
+        // 3. and 4. AW-9, AW-10
+        VersionDiff diff = oldDirName == null ? null
+                : VersionDiff.compute(targetDir.resolve(oldDirName),
+                        oldDirName.equals(publishedName) ? publishedPaths : null, files, unixView);
+        if (diff != null && !diff.changed() && !diff.hasPathsToRemove()) {
+            createMissingLinks(files); // 10. only
+            if (!oldDirName.equals(publishedName)) {
+                // the old dir holds exactly this payload: the next write need not list it again
+                publishedName = oldDirName;
+                publishedPaths = files.pathsDeepestFirst();
+            }
+            if (sweepPending) {
+                removeLeftovers(oldDirName);
+            }
+            return false;
+        }
+
+        // 5. AW-11
+        Path newDir = Files.createTempDirectory(targetDir, ".." + TIMESTAMP.format(clock.instant()) + ".");
+        String newDirName = newDir.getFileName().toString();
+        try {
+            Files.setPosixFilePermissions(newDir, DIR_MODE);
+            // 6. AW-6
+            writeFiles(newDir, files);
+            // 7. nothing to do
+            // 8.
+            Path tmp = targetDir.resolve(DATA_TMP);
+            Path link = targetDir.getFileSystem().getPath(newDirName);
+            try {
+                Files.createSymbolicLink(tmp, link);
+            } catch (FileAlreadyExistsException stale) {
+                Files.delete(tmp);
+                Files.createSymbolicLink(tmp, link);
+            }
+            // 9. AW-12
+            try {
+                Files.move(tmp, targetDir.resolve(DATA_DIR), ATOMIC_MOVE, REPLACE_EXISTING);
+            } catch (IOException e) {
+                deleteQuietly(tmp, e);
+                throw e;
+            }
+        } catch (IOException | RuntimeException e) {
+            sweepPending = true;
+            deleteQuietly(newDir, e);
+            throw e;
+        }
+        publishedName = newDirName;
+        publishedPaths = files.pathsDeepestFirst();
+
+        // 10. AW-4
+        createMissingLinks(files);
+
+        // 11. AW-13
+        IOException failure = null;
+        if (diff != null) {
+            for (String name : diff.topLevelToRemove()) {
+                try {
+                    deleteOwnLink(name);
+                } catch (IOException e) {
+                    failure = e;
+                }
+            }
+        }
+
+        // 12.
+        try {
+            if (oldDirName != null) {
+                deleteOldDir(targetDir.resolve(oldDirName), diff.entries());
+            }
+            if (sweepPending && failure == null) {
+                deleteStrayDirs(newDirName);
+                sweepPending = false;
+            }
+        } catch (IOException e) {
+            if (failure != null) {
+                e.addSuppressed(failure);
+            }
+            failure = e;
+        }
+        if (failure != null) {
+            sweepPending = true;
+            throw new IOException(targetDir + ": published " + newDirName
+                    + ", but removing the old version failed: " + failure.getMessage(), failure);
+        }
+        return true;
+    }
+
+    /**
+     * Removes crash leftovers without writing: a stale {@code ..data_tmp} and every timestamped dir
+     * that {@code ..data} does not point to. Nothing else is touched.
+     */
+    public synchronized void cleanUp() throws IOException {
+        removeLeftovers(publishedDirName());
+    }
+
+    private void removeLeftovers(String keep) throws IOException {
+        Files.deleteIfExists(targetDir.resolve(DATA_TMP));
+        deleteStrayDirs(keep);
+        sweepPending = false;
+    }
+
+    /** The base name {@code ..data} points to; null when there is none yet. AW-16 is checked here. */
+    private String publishedDirName() throws IOException {
+        Path target;
+        try {
+            target = Files.readSymbolicLink(targetDir.resolve(DATA_DIR));
+        } catch (NoSuchFileException e) {
+            if (!Files.isDirectory(targetDir)) {
+                throw new NoSuchFileException(targetDir.toString(), null, "target directory does not exist");
+            }
+            return null;
+        }
+        String name = target.toString();
+        // Only a dir this writer made is walked and later deleted. A ..data pointing elsewhere is
+        // replaced by the next swap, but its target is left alone.
+        return TIMESTAMPED_DIR.matcher(name).matches() ? name : null;
+    }
+
+    private void writeFiles(Path dir, CleanPayload files) throws IOException {
+        Set<String> madeDirs = new HashSet<>();
+        for (Map.Entry<String, FileContent> e : files.files().entrySet()) {
+            String rel = e.getKey();
+            FileContent content = e.getValue();
+            for (int slash = rel.indexOf('/'); slash > 0; slash = rel.indexOf('/', slash + 1)) {
+                String sub = rel.substring(0, slash);
+                if (madeDirs.add(sub)) {
+                    Path subDir = Files.createDirectory(dir.resolve(sub));
+                    Files.setPosixFilePermissions(subDir, DIR_MODE); // never world-writable
+                }
+            }
+            Path file = dir.resolve(rel);
+            Files.write(file, content.sharedData(), CREATE_NEW, WRITE);
+            Files.setPosixFilePermissions(file, permissions(content.mode())); // umask cannot change it
+            if (content.uid() != null) {
+                setOwner(file, "unix:uid", content.uid());
+            }
+            if (content.gid() != null) {
+                setOwner(file, "unix:gid", content.gid());
+            }
+        }
+    }
+
+    private void setOwner(Path file, String attribute, int id) throws IOException {
+        if (!unixView) {
+            throw new FileSystemException(file.toString(), null,
+                    attribute + ": cannot set " + id + ", the file system has no unix attribute view");
+        }
+        Files.setAttribute(file, attribute, id, NOFOLLOW_LINKS);
+    }
+
+    private void createMissingLinks(CleanPayload files) throws IOException {
+        for (String name : files.topLevelNames()) {
+            Path link = targetDir.resolve(name);
+            if (!Files.exists(link, NOFOLLOW_LINKS)) {
+                try {
+                    Files.createSymbolicLink(link, linkTarget(name));
+                } catch (FileAlreadyExistsException raced) {
+                    // someone made the name meanwhile; an existing name is left as it is
+                }
+            }
+        }
+    }
+
+    /**
+     * Step 11 deletes a name only while it is still our link: upstream removes whatever has the name,
+     * which would take a user's own file that happens to reuse a dropped payload name.
+     */
+    private void deleteOwnLink(String name) throws IOException {
+        Path link = targetDir.resolve(name);
+        try {
+            if (Files.readSymbolicLink(link).equals(linkTarget(name))) {
+                Files.delete(link);
+            }
+        } catch (NoSuchFileException | NotLinkException notOurs) {
+            // already gone, or a real file or dir: not ours to remove
+        }
+    }
+
+    private Path linkTarget(String name) {
+        return targetDir.getFileSystem().getPath(DATA_DIR, name);
+    }
+
+    /** Deletes the old dir using the entries its walk saw, so it is not listed a second time. */
+    private static void deleteOldDir(Path oldDir, List<Path> entries) throws IOException {
+        for (Path entry : entries) {
+            deleteRecursively(entry);
+        }
+        deleteRecursively(oldDir);
+    }
+
+    private void deleteStrayDirs(String keep) throws IOException {
+        IOException failure = null;
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(targetDir, AtomicWriter::isTimestampedDir)) {
+            for (Path dir : stream) {
+                if (!dir.getFileName().toString().equals(keep)) {
+                    try {
+                        deleteRecursively(dir);
+                    } catch (IOException e) {
+                        failure = e;
+                    }
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static boolean isTimestampedDir(Path p) {
+        return TIMESTAMPED_DIR.matcher(p.getFileName().toString()).matches();
+    }
+
+    /** Deletes a file or a tree; a path already gone is fine. Links are deleted, never followed. */
+    static void deleteRecursively(Path path) throws IOException {
+        try {
+            Files.deleteIfExists(path);
+        } catch (DirectoryNotEmptyException e) {
+            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
+                for (Path child : children) {
+                    deleteRecursively(child);
+                }
+            }
+            Files.deleteIfExists(path);
+        }
+    }
+
+    private static void deleteQuietly(Path path, Exception cause) {
+        try {
+            deleteRecursively(path);
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private static Set<PosixFilePermission> permissions(int mode) {
+        Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
+        for (PosixFilePermission p : PosixFilePermission.values()) {
+            if ((mode & (0400 >> p.ordinal())) != 0) {
+                set.add(p);
+            }
+        }
+        return set;
+    }
+}

@@ -1,0 +1,185 @@
+package io.satoken.agent.write;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What only a real kernel can show: rename(2) atomicity, crash leftovers, chown. */
+class AtomicWriterRealFsTest {
+
+    private static final Clock CLOCK = Clock.fixed(Instant.parse("2024-05-01T12:00:00Z"), ZoneOffset.UTC);
+    private static final byte[] ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".getBytes();
+    private static final int SIZE = 4096;
+    private static final int ROTATIONS = 10_000;
+
+    @TempDir
+    Path target;
+
+    @Test
+    void rotation_readerNeverSeesEmptyPartialOrMixedContent() throws Exception {
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+        writer.write(Map.of("token", FileContent.of(version(0), 0644)));
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicInteger reads = new AtomicInteger();
+        AtomicInteger vanished = new AtomicInteger();
+        AtomicInteger distinct = new AtomicInteger();
+        AtomicReference<String> bad = new AtomicReference<>();
+        Path token = target.resolve("token");
+
+        Thread reader = new Thread(() -> {
+            byte last = 0;
+            while (!done.get() && bad.get() == null) {
+                byte[] seen;
+                try {
+                    seen = Files.readAllBytes(token);
+                } catch (NoSuchFileException e) {
+                    // The path walk can resolve ..data to the old dir just before step 12 deletes it;
+                    // upstream readers see the same, and it is an absence, never a wrong value.
+                    vanished.incrementAndGet();
+                    continue;
+                } catch (IOException e) {
+                    bad.set(e.toString());
+                    return;
+                }
+                if (seen.length != SIZE) {
+                    bad.set("read " + seen.length + " bytes, expected " + SIZE);
+                } else if (!allSame(seen)) {
+                    bad.set("mixed content starting with '" + (char) seen[0] + "'");
+                }
+                if (seen.length > 0 && seen[0] != last) {
+                    distinct.incrementAndGet();
+                    last = seen[0];
+                }
+                reads.incrementAndGet();
+            }
+        }, "token-reader");
+        reader.start();
+        try {
+            for (int i = 1; i <= ROTATIONS && bad.get() == null; i++) {
+                writer.write(Map.of("token", FileContent.of(version(i), 0644)));
+            }
+        } finally {
+            done.set(true);
+            reader.join();
+        }
+
+        // AW-12: readers go through ..data, swapped by one rename(2)
+        assertThat(bad.get()).isNull();
+        assertThat(reads.get()).as("reads (%d vanished)", vanished.get()).isGreaterThan(1_000);
+        assertThat(distinct.get()).as("versions seen by the reader").isGreaterThan(1);
+        assertThat(Files.readAllBytes(token)).isEqualTo(version(ROTATIONS));
+    }
+
+    @Test
+    void crashLeftovers_areCleanedByTheNextWrite() throws IOException {
+        new AtomicWriter(target, CLOCK).write(Map.of("token", FileContent.of(version(1), 0600)));
+        crashLeavingStrayDirAndDataTmp();
+        Files.writeString(target.resolve("jwks.json"), "{}");
+        AtomicWriter restarted = new AtomicWriter(target, CLOCK);
+
+        assertThat(restarted.write(Map.of("token", FileContent.of(version(2), 0600)))).isTrue();
+
+        // Our difference to step 8 (upstream fails on a stale ..data_tmp) and step 12 (strays stay)
+        assertThat(names()).containsExactlyInAnyOrder(
+                Files.readSymbolicLink(target.resolve("..data")).toString(), "..data", "token", "jwks.json");
+        assertThat(Files.readAllBytes(target.resolve("token"))).isEqualTo(version(2));
+    }
+
+    @Test
+    void crashLeftovers_areCleanedByAnUnchangedWrite() throws IOException {
+        new AtomicWriter(target, CLOCK).write(Map.of("token", FileContent.of(version(1), 0600)));
+        String published = Files.readSymbolicLink(target.resolve("..data")).toString();
+        crashLeavingStrayDirAndDataTmp();
+        AtomicWriter restarted = new AtomicWriter(target, CLOCK);
+
+        assertThat(restarted.write(Map.of("token", FileContent.of(version(1), 0600)))).isFalse();
+
+        assertThat(names()).containsExactlyInAnyOrder(published, "..data", "token");
+    }
+
+    @Test
+    void crashLeftovers_staleDataTmp_doesNotBlockALaterWrite() throws IOException {
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+        writer.write(Map.of("token", FileContent.of(version(1), 0600)));
+        Files.createSymbolicLink(target.resolve("..data_tmp"), Path.of("..2020_01_01_00_00_00.123"));
+
+        // the same writer, past its first write: step 8 replaces the stale link (upstream fails here)
+        assertThat(writer.write(Map.of("token", FileContent.of(version(2), 0600)))).isTrue();
+
+        assertThat(Files.readAllBytes(target.resolve("token"))).isEqualTo(version(2));
+        assertThat(target.resolve("..data_tmp")).doesNotExist();
+    }
+
+    @Test
+    void cleanUp_removesLeftoversWithoutWriting() throws IOException {
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+        writer.write(Map.of("token", FileContent.of(version(1), 0600)));
+        String published = Files.readSymbolicLink(target.resolve("..data")).toString();
+        crashLeavingStrayDirAndDataTmp();
+        Files.createDirectories(target.resolve("user-dir"));
+
+        writer.cleanUp();
+
+        assertThat(names()).containsExactlyInAnyOrder(published, "..data", "token", "user-dir");
+    }
+
+    @Test
+    void owner_isAppliedWhenSet() throws IOException {
+        assumeTrue("root".equals(System.getProperty("user.name")), "chown needs root");
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+
+        writer.write(Map.of("token", new FileContent(version(1), 0640, 65534, 65534)));
+
+        // AW-6 (upstream sets the uid only; we set the gid too when asked)
+        Path token = target.resolve("token");
+        assertThat(Files.getAttribute(token, "unix:uid")).isEqualTo(65534);
+        assertThat(Files.getAttribute(token, "unix:gid")).isEqualTo(65534);
+        assertThat(writer.write(Map.of("token", new FileContent(version(1), 0640, 65534, 65534)))).isFalse();
+        // an owner change alone is a change (our difference to AW-10)
+        assertThat(writer.write(Map.of("token", new FileContent(version(1), 0640, 0, 65534)))).isTrue();
+        assertThat(Files.getAttribute(token, "unix:uid")).isEqualTo(0);
+    }
+
+    /** What a process killed between steps 5 and 9 leaves behind. */
+    private void crashLeavingStrayDirAndDataTmp() throws IOException {
+        Path stray = Files.createDirectories(target.resolve("..2020_01_01_00_00_00.123/sub"));
+        Files.writeString(stray.resolve("half-written"), "x");
+        Files.createSymbolicLink(target.resolve("..data_tmp"), Path.of("..2020_01_01_00_00_00.123"));
+    }
+
+    private static byte[] version(int i) {
+        byte[] data = new byte[SIZE];
+        Arrays.fill(data, ALPHABET[i % ALPHABET.length]);
+        return data;
+    }
+
+    private static boolean allSame(byte[] data) {
+        for (byte b : data) {
+            if (b != data[0]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private String[] names() throws IOException {
+        try (Stream<Path> list = Files.list(target)) {
+            return list.map(p -> p.getFileName().toString()).toArray(String[]::new);
+        }
+    }
+}
