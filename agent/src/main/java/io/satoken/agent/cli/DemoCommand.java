@@ -1,13 +1,182 @@
 package io.satoken.agent.cli;
 
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.refresh.Backoff;
+import io.satoken.agent.refresh.ExecutorTaskScheduler;
+import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.agent.refresh.TokenWriteListener;
+import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.LocalIssuer;
+import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenInfo;
+import io.satoken.agent.token.TokenKey;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
-/** Placeholder so the command tree compiles; replaced by the demo implementation. */
-@Command(name = "demo", mixinStandardHelpOptions = true, description = "Runs the token pipeline with a local issuer.")
+/**
+ * {@code satoken-agent demo}: the whole token pipeline without a cluster. A {@link LocalIssuer} signs
+ * tokens for a few example audiences; the cache, the refresh scheduler and the atomic writer write and
+ * rotate them under {@code DIR/tokens}, and the issuer's public keys go to {@code DIR/jwks.json} so
+ * {@code satoken-agent verify} can check them.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Runs the token pipeline with a local issuer (no cluster needed).",
+                "Tokens are written under DIR/tokens/<name>/token and rotated at 80% of their TTL;",
+                "the issuer's public keys are in DIR/jwks.json."})
 final class DemoCommand implements Callable<Integer> {
+
+    /** Example consumers: the directory name and the audience a token for it carries. */
+    private static final List<String[]> EXAMPLES = List.of(
+            new String[] {"vault", "vault"},
+            new String[] {"api", "https://kubernetes.default.svc"},
+            new String[] {"sts", "sts.amazonaws.com"},
+            new String[] {"db", "postgres"},
+            new String[] {"queue", "nats"});
+    static final String ISSUER = "https://satoken.demo.invalid";
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--dir", defaultValue = "satoken-demo", paramLabel = "DIR",
+            description = "Where to write (default: ${DEFAULT-VALUE}).")
+    Path dir;
+
+    @Option(names = "--ttl", defaultValue = "30s", converter = DurationConverter.class,
+            description = "Token lifetime, e.g. 30s, 10m (default: ${DEFAULT-VALUE}). Below Kubernetes' "
+                    + "600 s minimum only here, so rotations show up quickly.")
+    Duration ttl;
+
+    @Option(names = "--duration", defaultValue = "60s", converter = DurationConverter.class,
+            description = "How long to run before exiting 0 (default: ${DEFAULT-VALUE}). Ctrl-C stops early.")
+    Duration duration;
+
+    @Option(names = "--tokens", defaultValue = "3", paramLabel = "N",
+            description = "How many example tokens, 1..100 (default: ${DEFAULT-VALUE}).")
+    int tokens;
+
     @Override
-    public Integer call() {
-        throw new UnsupportedOperationException("not built yet");
+    public Integer call() throws Exception {
+        validate();
+        PrintWriter out = spec.commandLine().getOut();
+        InstantSource clock = InstantSource.system();
+        Path tokenDir = directory(dir.resolve("tokens"));
+        LocalIssuer issuer = LocalIssuer.generate(ISSUER, clock);
+        writeJwks(issuer);
+
+        AtomicInteger writes = new AtomicInteger();
+        AtomicInteger rotations = new AtomicInteger();
+        TokenWriteListener report = (d, p, token, rotation) -> {
+            writes.incrementAndGet();
+            if (rotation) {
+                rotations.incrementAndGet();
+            }
+            TokenInfo info = TokenInfo.parse(token.token());
+            synchronized (out) {
+                out.printf("%s %s %s audience=%s expires=%s kid=%s%n", clock.instant(),
+                        rotation ? "rotated" : "wrote  ", d.dir().resolve(p.path()), info.audiences(),
+                        info.expiresAt(), info.keyId());
+                out.flush();
+            }
+        };
+
+        List<Projection> projections = projections();
+        CountDownLatch stop = new CountDownLatch(1);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread onCtrlC = new Thread(() -> {
+            stop.countDown();
+            awaitQuietly(stopped);
+        }, "satoken-demo-shutdown");
+        Runtime.getRuntime().addShutdownHook(onCtrlC);
+
+        out.printf("satoken demo: %d token(s), ttl %s, for %s; writing under %s (kid %s)%n",
+                projections.size(), ttl, duration, tokenDir, issuer.keyId());
+        out.flush();
+        try (ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, 2);
+                RefreshScheduler scheduler = new RefreshScheduler(
+                        new TokenCache(issuer, RefreshPolicy.standard(), clock), timers,
+                        new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), new Random()), clock, report)) {
+            scheduler.put(new TokenDirectory("demo", tokenDir, projections));
+            stop.await(duration.toMillis(), TimeUnit.MILLISECONDS);
+        } finally {
+            stopped.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(onCtrlC);
+            } catch (IllegalStateException shuttingDown) {
+                // Ctrl-C: the hook is running and waits for us
+            }
+        }
+        out.printf("satoken demo: done, %d write(s), %d rotation(s). Check a token with:%n"
+                + "  agent/bin/satoken-agent verify --jwks %s --audience %s %s%n",
+                writes.get(), rotations.get(), dir.resolve("jwks.json"), EXAMPLES.get(0)[1],
+                tokenDir.resolve(projections.get(0).path()));
+        out.flush();
+        return 0;
+    }
+
+    private void validate() {
+        if (ttl.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--ttl: must be at least 1s, got " + ttl);
+        }
+        if (duration.isZero() || duration.isNegative()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--duration: must be positive, got " + duration);
+        }
+        if (tokens < 1 || tokens > 100) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tokens: must be between 1 and 100, got " + tokens);
+        }
+    }
+
+    private List<Projection> projections() {
+        long seconds = (ttl.toMillis() + 999) / 1000;
+        BoundObjectRef pod = BoundObjectRef.pod("demo", UUID.nameUUIDFromBytes("satoken-demo".getBytes(StandardCharsets.UTF_8)).toString());
+        List<Projection> projections = new ArrayList<>();
+        for (int i = 0; i < tokens; i++) {
+            String[] example = EXAMPLES.get(i % EXAMPLES.size());
+            String suffix = i < EXAMPLES.size() ? "" : "-" + i;
+            TokenKey key = new TokenKey("demo", "app", List.of(example[1] + suffix), seconds, pod);
+            projections.add(new Projection(key, example[0] + suffix + "/token", 0600, null, null));
+        }
+        return projections;
+    }
+
+    /** The JWKS is public: written whole (temp file + rename) so a reader never sees half of it. */
+    private void writeJwks(LocalIssuer issuer) throws IOException {
+        Path tmp = Files.createTempFile(dir, ".jwks", ".tmp");
+        Files.writeString(tmp, issuer.publicJwksJson() + "\n");
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
+        Files.move(tmp, dir.resolve("jwks.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private Path directory(Path tokenDir) throws IOException {
+        Files.createDirectories(tokenDir);
+        Files.setPosixFilePermissions(tokenDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return tokenDir;
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
