@@ -7,6 +7,8 @@ import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.WRITE;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
@@ -15,7 +17,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotLinkException;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.InstantSource;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -50,6 +54,8 @@ public final class AtomicWriter {
     private static final DateTimeFormatter TIMESTAMP =
             DateTimeFormatter.ofPattern("uuuu_MM_dd_HH_mm_ss").withZone(ZoneOffset.UTC);
     private static final Set<PosixFilePermission> DIR_MODE = permissions(0755);
+    private static final FileAttribute<Set<PosixFilePermission>> DIR_ATTRIBUTE =
+            PosixFilePermissions.asFileAttribute(DIR_MODE);
 
     private final Path targetDir;
     private final InstantSource clock;
@@ -237,13 +243,22 @@ public final class AtomicWriter {
             for (int slash = rel.indexOf('/'); slash > 0; slash = rel.indexOf('/', slash + 1)) {
                 String sub = rel.substring(0, slash);
                 if (madeDirs.add(sub)) {
-                    Path subDir = Files.createDirectory(dir.resolve(sub));
+                    Path subDir = Files.createDirectory(dir.resolve(sub), DIR_ATTRIBUTE);
                     Files.setPosixFilePermissions(subDir, DIR_MODE); // never world-writable
                 }
             }
             Path file = dir.resolve(rel);
-            Files.write(file, content.sharedData(), CREATE_NEW, WRITE);
-            Files.setPosixFilePermissions(file, permissions(content.mode())); // umask cannot change it
+            Set<PosixFilePermission> mode = permissions(content.mode());
+            // Created with its own mode, never the umask's default: the dir is already 0755, and a
+            // token must not be readable by others even until the chmod. umask can only narrow it.
+            try (SeekableByteChannel channel = Files.newByteChannel(
+                    file, EnumSet.of(CREATE_NEW, WRITE), PosixFilePermissions.asFileAttribute(mode))) {
+                ByteBuffer data = ByteBuffer.wrap(content.sharedData());
+                while (data.hasRemaining()) {
+                    channel.write(data);
+                }
+            }
+            Files.setPosixFilePermissions(file, mode); // exactly the mode, whatever the umask took away
             if (content.uid() != null) {
                 setOwner(file, "unix:uid", content.uid());
             }
