@@ -21,8 +21,10 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -92,7 +94,7 @@ final class DemoCommand implements Callable<Integer> {
             }
             TokenInfo info = TokenInfo.parse(token.token());
             synchronized (out) {
-                out.printf("%s %s %s audience=%s expires=%s kid=%s%n", clock.instant(),
+                out.printf("%s %s %s audience=%s expires=%s kid=%s%n", clock.instant().truncatedTo(ChronoUnit.MILLIS),
                         rotation ? "rotated" : "wrote  ", d.dir().resolve(p.path()), info.audiences(),
                         info.expiresAt(), info.keyId());
                 out.flush();
@@ -109,7 +111,7 @@ final class DemoCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(onCtrlC);
 
         out.printf("satoken demo: %d token(s), ttl %s, for %s; writing under %s (kid %s)%n",
-                projections.size(), ttl, duration, tokenDir, issuer.keyId());
+                projections.size(), human(ttl), human(duration), tokenDir, issuer.keyId());
         out.flush();
         try (ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, 2);
                 RefreshScheduler scheduler = new RefreshScheduler(
@@ -170,6 +172,11 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(tokenDir);
         Files.setPosixFilePermissions(tokenDir, PosixFilePermissions.fromString("rwxr-xr-x"));
         return tokenDir;
+    }
+
+    /** {@code 30s}, {@code 1m30s}: how the flags are written, not ISO-8601's {@code PT30S}. */
+    static String human(Duration d) {
+        return d.toString().substring(2).toLowerCase(Locale.ROOT);
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
