@@ -106,32 +106,37 @@ final class DemoCommand implements Callable<Integer> {
         CountDownLatch stopped = new CountDownLatch(1);
         Thread onCtrlC = new Thread(() -> {
             stop.countDown();
-            awaitQuietly(stopped);
+            if (awaitQuietly(stopped)) {
+                // Ctrl-C is how a demo ends: once shut down cleanly, say so with 0 rather than the JVM's 130.
+                Runtime.getRuntime().halt(0);
+            }
         }, "satoken-demo-shutdown");
         Runtime.getRuntime().addShutdownHook(onCtrlC);
 
         out.printf("satoken demo: %d token(s), ttl %s, for %s; writing under %s (kid %s)%n",
                 projections.size(), human(ttl), human(duration), tokenDir, issuer.keyId());
         out.flush();
-        try (ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, 2);
-                RefreshScheduler scheduler = new RefreshScheduler(
-                        new TokenCache(issuer, RefreshPolicy.standard(), clock), timers,
-                        new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), new Random()), clock, report)) {
-            scheduler.put(new TokenDirectory("demo", tokenDir, projections));
-            stop.await(duration.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            try (ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, 2);
+                    RefreshScheduler scheduler = new RefreshScheduler(
+                            new TokenCache(issuer, RefreshPolicy.standard(), clock), timers,
+                            new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), new Random()), clock, report)) {
+                scheduler.put(new TokenDirectory("demo", tokenDir, projections));
+                stop.await(duration.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            out.printf("satoken demo: done, %d write(s), %d rotation(s). Check a token with:%n"
+                    + "  agent/bin/satoken-agent verify --jwks %s --audience %s %s%n",
+                    writes.get(), rotations.get(), dir.resolve("jwks.json"), EXAMPLES.get(0)[1],
+                    tokenDir.resolve(projections.get(0).path()));
+            out.flush();
         } finally {
-            stopped.countDown();
+            stopped.countDown(); // after the summary: on Ctrl-C the hook ends the JVM as soon as this opens
             try {
                 Runtime.getRuntime().removeShutdownHook(onCtrlC);
             } catch (IllegalStateException shuttingDown) {
-                // Ctrl-C: the hook is running and waits for us
+                // Ctrl-C: the hook is running
             }
         }
-        out.printf("satoken demo: done, %d write(s), %d rotation(s). Check a token with:%n"
-                + "  agent/bin/satoken-agent verify --jwks %s --audience %s %s%n",
-                writes.get(), rotations.get(), dir.resolve("jwks.json"), EXAMPLES.get(0)[1],
-                tokenDir.resolve(projections.get(0).path()));
-        out.flush();
         return 0;
     }
 
@@ -179,11 +184,13 @@ final class DemoCommand implements Callable<Integer> {
         return d.toString().substring(2).toLowerCase(Locale.ROOT);
     }
 
-    private static void awaitQuietly(CountDownLatch latch) {
+    /** True when the latch opened within 10 s. */
+    private static boolean awaitQuietly(CountDownLatch latch) {
         try {
-            latch.await(10, TimeUnit.SECONDS);
+            return latch.await(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return false;
         }
     }
 }

@@ -101,6 +101,31 @@ class DemoCommandTest {
         assertThat(tooMany.err).contains("--tokens: must be between 1 and 100, got 0");
     }
 
+    @Test
+    void help_onEveryCommandExitsZero() {
+        for (String[] args : new String[][] {{"--help"}, {"demo", "--help"}, {"verify", "--help"}}) {
+            Result r = run(args);
+            assertThat(r.exit).as(String.join(" ", args)).isZero();
+            assertThat(r.out).contains("Usage: satoken-agent");
+        }
+    }
+
+    @Test
+    void noCommand_isAUsageErrorOnOneLine() {
+        Result r = run();
+        assertThat(r.exit).isEqualTo(2);
+        assertThat(r.err.strip().lines()).hasSize(1);
+        assertThat(r.err).contains("a command is required");
+    }
+
+    @Test
+    void unknownFlag_isAUsageErrorOnOneLine() {
+        Result r = run("demo", "--frobnicate");
+        assertThat(r.exit).isEqualTo(2);
+        assertThat(r.err.strip().lines()).hasSize(1);
+        assertThat(r.err).contains("--frobnicate");
+    }
+
     private static Result verify(String audience, Path token) {
         return run("verify", "--jwks", dir.resolve("jwks.json").toString(), "--audience", audience, token.toString());
     }
