@@ -3,10 +3,10 @@ package io.satoken.agent.refresh;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.satoken.agent.testing.FixedRandom;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Random;
-import java.util.random.RandomGenerator;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -37,8 +37,8 @@ class BackoffTest {
 
     @Test
     void delay_extremesOfTheJitter() {
-        Backoff low = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), fixed(false));
-        Backoff high = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), fixed(true));
+        Backoff low = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.lowest());
+        Backoff high = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest());
         assertThat(low.delay(3, Optional.empty())).isEqualTo(Duration.ofSeconds(2));
         assertThat(high.delay(3, Optional.empty())).isEqualTo(Duration.ofSeconds(4));
     }
@@ -57,19 +57,5 @@ class BackoffTest {
         assertThatThrownBy(() -> new Backoff(Duration.ofSeconds(2), Duration.ofSeconds(1), new Random()))
                 .hasMessageContaining("max");
         assertThatThrownBy(() -> BACKOFF.delay(0, Optional.empty())).hasMessageContaining("failures");
-    }
-
-    private static RandomGenerator fixed(boolean highest) {
-        return new RandomGenerator() {
-            @Override
-            public long nextLong() {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public long nextLong(long bound) {
-                return highest ? bound - 1 : 0;
-            }
-        };
     }
 }

@@ -7,6 +7,7 @@ import com.google.common.jimfs.Jimfs;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.testing.FakeClock;
+import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.RefreshPolicy;
@@ -22,7 +23,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -38,7 +38,7 @@ class RefreshSchedulerTest {
     private final FakeClock clock = new FakeClock(START);
     private final ScriptedTokenSource source = new ScriptedTokenSource(clock, TTL);
     private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
-    private final Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), highestJitter());
+    private final Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest());
     private final List<String> writes = new ArrayList<>();
     private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock, backoff, clock,
             (dir, p, token, rotation) -> writes.add(dir.name() + "/" + p.path() + (rotation ? " rotated" : " written")));
@@ -199,19 +199,5 @@ class RefreshSchedulerTest {
 
     private static String read(Path dir, String path) throws IOException {
         return Files.readString(dir.resolve(path));
-    }
-
-    private static RandomGenerator highestJitter() {
-        return new RandomGenerator() {
-            @Override
-            public long nextLong() {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public long nextLong(long bound) {
-                return bound - 1;
-            }
-        };
     }
 }

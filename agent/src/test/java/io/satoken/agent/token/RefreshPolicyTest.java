@@ -3,10 +3,10 @@ package io.satoken.agent.token;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.satoken.agent.testing.FixedRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Random;
-import java.util.random.RandomGenerator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -99,7 +99,7 @@ class RefreshPolicyTest {
     @Test
     void jitter_atMostHalfTheWindowForShortTokens() {
         // A 30 s token refreshes at 24 s; its jitter is below 3 s, so it is never refreshed before 21 s.
-        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, alwaysHighest());
+        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, FixedRandom.highest());
         IssuedToken t = token(Duration.ofSeconds(30));
         assertThat(policy.drawJitter(t)).isEqualTo(Duration.ofMillis(2999));
         assertThat(policy.refreshAt(t)).isEqualTo(START.plusMillis(21_001));
@@ -164,19 +164,5 @@ class RefreshPolicyTest {
     void negativeMaxJitter_isRejected() {
         assertThatThrownBy(() -> new RefreshPolicy(Duration.ofSeconds(-1), new Random()))
                 .hasMessageContaining("maxJitter");
-    }
-
-    private static RandomGenerator alwaysHighest() {
-        return new RandomGenerator() {
-            @Override
-            public long nextLong() {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public long nextLong(long bound) {
-                return bound - 1;
-            }
-        };
     }
 }
