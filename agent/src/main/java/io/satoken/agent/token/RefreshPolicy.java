@@ -59,7 +59,10 @@ public final class RefreshPolicy {
                 ? Duration.ofSeconds(ttlSeconds * 20 / 100)
                 : Duration.ofMillis(ttl.toMillis() * 20 / 100);
         Instant eightyPercent = token.expiresAt().minus(window);
-        Instant maxAge = token.issuedAt().plus(MAX_AGE);
+        if (ttl.compareTo(MAX_AGE) <= 0) {
+            return eightyPercent; // iat + 24h is at or past expiry: the max-age rule cannot come first
+        }
+        Instant maxAge = token.issuedAt().plus(MAX_AGE); // < exp, so it cannot overflow
         return maxAge.isBefore(eightyPercent) ? maxAge : eightyPercent;
     }
 

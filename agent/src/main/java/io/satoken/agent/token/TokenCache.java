@@ -140,6 +140,10 @@ public final class TokenCache {
                     : failure("token " + key + " expired and refresh failed", e);
             mine.completeExceptionally(new FetchFailed(error)); // Caffeine drops it: nothing stale remains
             throw error;
+        } catch (Error e) {
+            // never leave waiters parked on a call that will not finish
+            mine.completeExceptionally(new FetchFailed(failure("failed to fetch token " + key, new Exception(e))));
+            throw e;
         }
     }
 

@@ -137,6 +137,13 @@ class RefreshPolicyTest {
     }
 
     @Test
+    void issueTimeNearTheEndOfTime_doesNotOverflow() {
+        Instant late = Instant.MAX.minusSeconds(60);
+        IssuedToken t = new IssuedToken("t", late, late.plusSeconds(30));
+        assertThat(RefreshPolicy.standard().refreshAt(t)).isBetween(late, t.expiresAt());
+    }
+
+    @Test
     void expiryBeforeIssue_isRejectedWithTheFieldNamed() {
         assertThatThrownBy(() -> new IssuedToken("t", START, START.minusSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class)

@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class TokenCacheTest {
 
@@ -159,6 +160,21 @@ class TokenCacheTest {
         assertThatThrownBy(() -> c.get(KEY))
                 .isInstanceOf(TokenSourceException.class)
                 .hasMessageContaining("expiresAt: must be after issuedAt");
+    }
+
+    @Test
+    @Timeout(10) // without the release the second call would wait forever
+    void sourceThrowingAnError_releasesTheKeyForTheNextCaller() throws Exception {
+        boolean[] broken = {true};
+        TokenCache c = new TokenCache(key -> {
+            if (broken[0]) {
+                throw new StackOverflowError("source bug");
+            }
+            return new IssuedToken("t", START, START.plus(TTL));
+        }, RefreshPolicy.standard(), clock);
+        assertThatThrownBy(() -> c.get(KEY)).isInstanceOf(StackOverflowError.class);
+        broken[0] = false;
+        assertThat(c.get(KEY).token().token()).isEqualTo("t"); // no call stuck in flight
     }
 
     @Test
