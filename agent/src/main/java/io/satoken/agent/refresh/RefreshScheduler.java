@@ -70,10 +70,11 @@ public final class RefreshScheduler implements AutoCloseable {
                 ? old.replacedBy(dir)
                 : new DirState(dir, new AtomicWriter(dir.dir(), clock));
         dirs.put(dir.name(), state);
+        Set<TokenKey> needed = dir.keys();
         if (old != null) {
-            old.dir.keys().stream().filter(k -> !dir.keys().contains(k)).forEach(k -> release(k, dir.name()));
+            old.dir.keys().stream().filter(k -> !needed.contains(k)).forEach(k -> release(k, dir.name()));
         }
-        for (TokenKey key : dir.keys()) {
+        for (TokenKey key : needed) {
             keys.computeIfAbsent(key, k -> new KeyState()).dirs.add(dir.name());
             scheduleAttempt(key, clock.instant(), false);
         }
