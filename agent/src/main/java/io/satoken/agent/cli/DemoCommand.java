@@ -43,7 +43,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Runs the token pipeline with a local issuer (no cluster needed).",
-                "Tokens are written under DIR/tokens/<name>/token and rotated at 80% of their TTL;",
+                "Tokens are written under DIR/tokens/<name>/token and rotated at 80%% of their TTL;",
                 "the issuer's public keys are in DIR/jwks.json."})
 final class DemoCommand implements Callable<Integer> {
 
