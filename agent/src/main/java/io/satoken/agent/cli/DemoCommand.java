@@ -4,9 +4,10 @@ import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
+import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
-import io.satoken.agent.refresh.TokenWriteListener;
 import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.LocalIssuer;
 import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
@@ -87,17 +88,20 @@ final class DemoCommand implements Callable<Integer> {
 
         AtomicInteger writes = new AtomicInteger();
         AtomicInteger rotations = new AtomicInteger();
-        TokenWriteListener report = (d, p, token, rotation) -> {
-            writes.incrementAndGet();
-            if (rotation) {
-                rotations.incrementAndGet();
-            }
-            TokenInfo info = TokenInfo.parse(token.token());
-            synchronized (out) {
-                out.printf("%s %s %s audience=%s expires=%s kid=%s%n", clock.instant().truncatedTo(ChronoUnit.MILLIS),
-                        rotation ? "rotated" : "wrote  ", d.dir().resolve(p.path()), info.audiences(),
-                        info.expiresAt(), info.keyId());
-                out.flush();
+        RefreshListener report = new RefreshListener() {
+            @Override
+            public void written(TokenDirectory d, Projection p, IssuedToken token, boolean rotation) {
+                writes.incrementAndGet();
+                if (rotation) {
+                    rotations.incrementAndGet();
+                }
+                TokenInfo info = TokenInfo.parse(token.token());
+                synchronized (out) {
+                    out.printf("%s %s %s audience=%s expires=%s kid=%s%n", clock.instant().truncatedTo(ChronoUnit.MILLIS),
+                            rotation ? "rotated" : "wrote  ", d.dir().resolve(p.path()), info.audiences(),
+                            info.expiresAt(), info.keyId());
+                    out.flush();
+                }
             }
         };
 

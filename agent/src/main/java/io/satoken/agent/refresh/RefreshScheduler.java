@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,14 +47,14 @@ public final class RefreshScheduler implements AutoCloseable {
     private final TaskScheduler timers;
     private final Backoff backoff;
     private final InstantSource clock;
-    private final TokenWriteListener listener;
+    private final RefreshListener listener;
 
     private final Map<String, DirState> dirs = new HashMap<>();
     private final Map<TokenKey, KeyState> keys = new HashMap<>();
     private boolean closed;
 
     public RefreshScheduler(TokenCache cache, TaskScheduler timers, Backoff backoff, InstantSource clock,
-            TokenWriteListener listener) {
+            RefreshListener listener) {
         this.cache = cache;
         this.timers = timers;
         this.backoff = backoff;
@@ -93,6 +95,49 @@ public final class RefreshScheduler implements AutoCloseable {
         return Set.copyOf(dirs.keySet());
     }
 
+    /** What a projection's token is doing, for the projections-by-state metric. */
+    public enum State {
+        /** No token yet, no failure yet. */
+        PENDING,
+        /** A token is written and its last refresh worked. */
+        READY,
+        /** A token is served, but refreshing it fails. */
+        REFRESH_FAILING,
+        /** No token could be fetched. */
+        FAILED
+    }
+
+    /** How many projections (files) are in each state; every state is present. */
+    public synchronized Map<State, Integer> projectionStates() {
+        Map<State, Integer> counts = new EnumMap<>(State.class);
+        for (State s : State.values()) {
+            counts.put(s, 0);
+        }
+        for (DirState dir : dirs.values()) {
+            for (Projection p : dir.dir.projections()) {
+                KeyState key = keys.get(p.key());
+                State s = key.token == null
+                        ? (key.failures == 0 ? State.PENDING : State.FAILED)
+                        : (key.failures == 0 ? State.READY : State.REFRESH_FAILING);
+                counts.merge(s, 1, Integer::sum);
+            }
+        }
+        return counts;
+    }
+
+    /** The expiry of the soonest-expiring token held for a directory, if any token is held. */
+    public synchronized Optional<Instant> soonestExpiry() {
+        return keys.values().stream()
+                .filter(k -> k.token != null)
+                .map(k -> k.token.expiresAt())
+                .min(Instant::compareTo);
+    }
+
+    /** True when every registered directory has had every one of its files written at least once. */
+    public synchronized boolean allWritten() {
+        return dirs.values().stream().allMatch(DirState::complete);
+    }
+
     /** Cancels every timer; registered directories keep their last files. */
     @Override
     public synchronized void close() {
@@ -131,7 +176,8 @@ public final class RefreshScheduler implements AutoCloseable {
         try {
             cached = force ? cache.refresh(key) : cache.get(key);
         } catch (TokenSourceException e) {
-            retryLater(key, generation, e.getMessage(), e.retryAfter());
+            listener.fetchFailed(key, holders(key, generation), e, false);
+            retryLater(key, generation, e.getMessage(), e.retryAfter(), e.permanent());
             return;
         }
         List<DirState> holders;
@@ -149,12 +195,15 @@ public final class RefreshScheduler implements AutoCloseable {
                 write(dir);
             } catch (IOException | RuntimeException e) {
                 writeErrors.add(dir.dir.name() + ": " + e.getMessage());
+                listener.writeFailed(dir.dir, e);
             }
         }
-        if (cached.refreshError() != null) {
-            retryLater(key, generation, cached.refreshError().getMessage(), cached.refreshError().retryAfter());
+        TokenSourceException refreshError = cached.refreshError();
+        if (refreshError != null) {
+            listener.fetchFailed(key, holders.stream().map(d -> d.dir).toList(), refreshError, true);
+            retryLater(key, generation, refreshError.getMessage(), refreshError.retryAfter(), refreshError.permanent());
         } else if (!writeErrors.isEmpty()) {
-            retryLater(key, generation, "writing token " + key + " failed: " + writeErrors, Optional.empty());
+            retryLater(key, generation, "writing token " + key + " failed: " + writeErrors, Optional.empty(), false);
         } else {
             synchronized (this) {
                 KeyState state = keys.get(key);
@@ -166,13 +215,27 @@ public final class RefreshScheduler implements AutoCloseable {
         }
     }
 
-    private synchronized void retryLater(TokenKey key, long generation, String why, Optional<Duration> retryAfter) {
+    /** The directories that need the key, if the attempt of this generation is still current. */
+    private synchronized List<TokenDirectory> holders(TokenKey key, long generation) {
+        KeyState state = keys.get(key);
+        if (state == null || state.generation != generation) {
+            return List.of();
+        }
+        return state.dirs.stream().map(name -> dirs.get(name).dir).toList();
+    }
+
+    /**
+     * Schedules the next attempt after a failure. A permanent refusal (403, 404, 422) waits the backoff
+     * cap at once: asking again sooner would get the same answer.
+     */
+    private synchronized void retryLater(TokenKey key, long generation, String why, Optional<Duration> retryAfter,
+            boolean permanent) {
         KeyState state = keys.get(key);
         if (state == null || state.generation != generation) {
             return;
         }
         state.failures++;
-        Duration delay = backoff.delay(state.failures, retryAfter);
+        Duration delay = backoff.delay(permanent ? Integer.MAX_VALUE : state.failures, retryAfter);
         log.warn("{} (attempt {}); retrying in {}", why, state.failures, delay);
         // A retry is not forced: if a valid token is cached and only the write failed, no new token is minted.
         scheduleAttempt(key, clock.instant().plus(delay), false);
@@ -197,11 +260,12 @@ public final class RefreshScheduler implements AutoCloseable {
             }
             tokens.forEach((p, token) -> payload.put(p.path(),
                     new FileContent(token.token().getBytes(StandardCharsets.UTF_8), p.mode(), p.uid(), p.gid())));
-            dir.writer.write(payload);
+            boolean changed = dir.writer.write(payload);
             tokens.forEach((p, token) -> {
                 IssuedToken before = dir.written.put(p.path(), token);
-                if (before != token) {
-                    listener.written(dir.dir, p, token, before != null);
+                // Unchanged on disk (a token adopted at restart, say) is not a write worth reporting.
+                if (changed && before != token) {
+                    listener.written(dir.dir, p, token, before != null && !before.token().equals(token.token()));
                 }
             });
         }
@@ -225,17 +289,25 @@ public final class RefreshScheduler implements AutoCloseable {
     private static final class DirState {
         final TokenDirectory dir;
         final AtomicWriter writer;
-        /** The token last written at each path, to report rotations. Guarded by the writer. */
+        /** The token last written at each path, to report rotations. Updated under the writer's lock. */
         final Map<String, IssuedToken> written;
 
         DirState(TokenDirectory dir, AtomicWriter writer) {
-            this(dir, writer, new HashMap<>());
+            this(dir, writer, new ConcurrentHashMap<>());
         }
 
         private DirState(TokenDirectory dir, AtomicWriter writer, Map<String, IssuedToken> written) {
             this.dir = dir;
             this.writer = writer;
             this.written = written;
+        }
+
+        /**
+         * Read under the scheduler's lock but not the writer's (taking both in this order could deadlock
+         * with {@code write}); {@code written} is concurrent, and a stale answer only delays readiness.
+         */
+        boolean complete() {
+            return dir.projections().stream().allMatch(p -> written.containsKey(p.path()));
         }
 
         DirState replacedBy(TokenDirectory next) {

@@ -17,8 +17,14 @@ import java.util.random.RandomGenerator;
  * </ul>
  * Upstream draws {@code j} on every check; we draw it once per issued token ({@link #refreshAt}), so
  * a cache hit costs no random draw and the refresh timer knows its instant. {@code j} is uniform in
- * {@code [0, min(maxJitter, window / 2))} where {@code window = exp - deadline}; bounding it by half
- * the refresh window keeps short-lived tokens from being refreshed right after they were issued.
+ * {@code [0, min(max(maxJitter, ttlFraction * min(ttl, 24h)), window / 2))} where
+ * {@code window = exp - deadline}; bounding it by half the refresh window keeps short-lived tokens from
+ * being refreshed right after they were issued.
+ *
+ * <p>{@link #standard()} is kubelet's 10 s. {@link #spread()} adds a jitter proportional to the TTL
+ * (10 %: a 1 h token refreshes somewhere in its 42nd to 48th minute, never after the 80 % point), so a
+ * node whose tokens were all issued together, as after a restart or a burst of pods, does not refresh
+ * them together.
  */
 public final class RefreshPolicy {
 
@@ -27,7 +33,11 @@ public final class RefreshPolicy {
     /** TM-C3: kubelet's jitter bound. */
     public static final Duration DEFAULT_MAX_JITTER = Duration.ofSeconds(10);
 
+    /** {@link #spread()}'s share of the TTL over which refreshes are spread. */
+    public static final double SPREAD_FRACTION = 0.10;
+
     private final Duration maxJitter;
+    private final double ttlFraction;
     private final RandomGenerator random;
 
     /**
@@ -35,16 +45,34 @@ public final class RefreshPolicy {
      * @param random the source of jitter; shared by refreshing threads, so it must be thread-safe
      */
     public RefreshPolicy(Duration maxJitter, RandomGenerator random) {
+        this(maxJitter, 0, random);
+    }
+
+    /**
+     * @param maxJitter jitter bound that holds whatever the TTL; zero disables it
+     * @param ttlFraction jitter bound as a share of the TTL (capped at 24 h), in [0, 1); the larger bound wins
+     * @param random the source of jitter; shared by refreshing threads, so it must be thread-safe
+     */
+    public RefreshPolicy(Duration maxJitter, double ttlFraction, RandomGenerator random) {
         if (maxJitter.isNegative()) {
             throw new IllegalArgumentException("maxJitter: must not be negative, got " + maxJitter);
         }
+        if (!(ttlFraction >= 0 && ttlFraction < 1)) {
+            throw new IllegalArgumentException("ttlFraction: must be in [0, 1), got " + ttlFraction);
+        }
         this.maxJitter = maxJitter;
+        this.ttlFraction = ttlFraction;
         this.random = Objects.requireNonNull(random, "random");
     }
 
     /** Kubelet's numbers: jitter up to 10 s. */
     public static RefreshPolicy standard() {
         return new RefreshPolicy(DEFAULT_MAX_JITTER, new Random());
+    }
+
+    /** The agent's default: kubelet's 10 s or 10 % of the TTL, whichever is larger. */
+    public static RefreshPolicy spread() {
+        return new RefreshPolicy(DEFAULT_MAX_JITTER, SPREAD_FRACTION, new Random());
     }
 
     /**
@@ -71,10 +99,13 @@ public final class RefreshPolicy {
         return now.isAfter(deadline(token).minus(jitter));
     }
 
-    /** Draws this token's jitter: uniform in {@code [0, min(maxJitter, window / 2))}, in milliseconds. */
+    /** Draws this token's jitter, in milliseconds, uniform below the bound the class comment gives. */
     public Duration drawJitter(IssuedToken token) {
         Duration halfWindow = Duration.between(deadline(token), token.expiresAt()).dividedBy(2);
-        long boundMillis = (halfWindow.compareTo(maxJitter) < 0 ? halfWindow : maxJitter).toMillis();
+        Duration ttl = token.ttl().compareTo(MAX_AGE) < 0 ? token.ttl() : MAX_AGE;
+        Duration proportional = Duration.ofMillis((long) (ttl.toMillis() * ttlFraction));
+        Duration bound = proportional.compareTo(maxJitter) > 0 ? proportional : maxJitter;
+        long boundMillis = (halfWindow.compareTo(bound) < 0 ? halfWindow : bound).toMillis();
         return boundMillis <= 0 ? Duration.ZERO : Duration.ofMillis(random.nextLong(boundMillis));
     }
 

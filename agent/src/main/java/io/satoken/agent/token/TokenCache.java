@@ -81,6 +81,20 @@ public final class TokenCache {
                 : Optional.of(cached.join());
     }
 
+    /**
+     * Puts a token found on disk into the cache (restart adoption) so it is served, not re-minted, until
+     * its refresh is due. Refused, returning false, when the token is expired or already due, or when the
+     * key has a token or a call in flight.
+     */
+    public boolean adopt(TokenKey key, IssuedToken token) {
+        Instant now = clock.instant();
+        CachedToken entry = new CachedToken(token, policy.refreshAt(token), null);
+        if (token.isExpired(now) || entry.requiresRefresh(now)) {
+            return false;
+        }
+        return cache.asMap().putIfAbsent(key, CompletableFuture.completedFuture(entry)) == null;
+    }
+
     /** Drops the key's token (its last user is gone). */
     public void invalidate(TokenKey key) {
         cache.synchronous().invalidate(key);
@@ -148,8 +162,10 @@ public final class TokenCache {
     }
 
     private static TokenSourceException failure(String what, Exception cause) {
-        Duration retryAfter = cause instanceof TokenSourceException t ? t.retryAfter().orElse(null) : null;
-        return new TokenSourceException(what + ": " + cause.getMessage(), retryAfter, cause);
+        TokenSourceException source = cause instanceof TokenSourceException t ? t : null;
+        return new TokenSourceException(what + ": " + cause.getMessage(),
+                source == null ? null : source.retryAfter().orElse(null),
+                source != null && source.permanent(), cause);
     }
 
     private static CachedToken await(CompletableFuture<CachedToken> call) throws TokenSourceException {

@@ -10,6 +10,7 @@ import java.util.Optional;
 public class TokenSourceException extends Exception {
 
     private final Duration retryAfter;
+    private final boolean permanent;
 
     public TokenSourceException(String message) {
         this(message, null, null);
@@ -20,8 +21,22 @@ public class TokenSourceException extends Exception {
     }
 
     public TokenSourceException(String message, Duration retryAfter, Throwable cause) {
+        this(message, retryAfter, false, cause);
+    }
+
+    /**
+     * @param permanent the server refused the request itself (403, 404, 422): repeating it soon gives the
+     *     same answer, so it is retried only at the backoff cap
+     */
+    public TokenSourceException(String message, Duration retryAfter, boolean permanent, Throwable cause) {
         super(message, cause);
         this.retryAfter = retryAfter;
+        this.permanent = permanent;
+    }
+
+    /** A refusal that retrying soon would not change (HTTP 403, 404, 422), as opposed to an outage. */
+    public boolean permanent() {
+        return permanent;
     }
 
     /** The delay the server asked for before the next attempt, if it asked for one. */

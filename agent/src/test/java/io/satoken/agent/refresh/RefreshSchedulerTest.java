@@ -10,11 +10,15 @@ import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.AtomicWriter;
+import io.satoken.agent.write.FileContent;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystem;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +26,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -40,8 +45,19 @@ class RefreshSchedulerTest {
     private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
     private final Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest());
     private final List<String> writes = new ArrayList<>();
-    private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock, backoff, clock,
-            (dir, p, token, rotation) -> writes.add(dir.name() + "/" + p.path() + (rotation ? " rotated" : " written")));
+    private final List<String> failures = new ArrayList<>();
+    private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock, backoff, clock, new RefreshListener() {
+        @Override
+        public void written(TokenDirectory dir, Projection p, IssuedToken token, boolean rotation) {
+            writes.add(dir.name() + "/" + p.path() + (rotation ? " rotated" : " written"));
+        }
+
+        @Override
+        public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
+            failures.add(dirs.stream().map(TokenDirectory::name).toList() + (serving ? " serving: " : " ")
+                    + error.getMessage());
+        }
+    });
 
     @AfterEach
     void close() throws IOException {
@@ -91,6 +107,52 @@ class RefreshSchedulerTest {
         assertThat(source.calls()).isEqualTo(1);
         clock.advance(Duration.ofSeconds(1));
         assertThat(read(dir, "token")).isEqualTo("token-2");
+    }
+
+    @Test
+    void permanentRefusal_waitsTheBackoffCapAtOnce_andTellsTheListenerWhichDirectories() throws Exception {
+        // 403/404/422 are not retried in a tight loop.
+        source.failAlways(new TokenSourceException("404 Not Found: serviceaccounts \"app\" not found", null, true, null));
+        scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
+        scheduler.put(new TokenDirectory("b", dir("b"), List.of(file(VAULT, "token"))));
+        clock.runDue();
+        assertThat(clock.nextTimer()).isEqualTo(START.plusSeconds(30));
+        assertThat(failures).containsExactly("[a, b] failed to fetch token " + VAULT
+                + ": 404 Not Found: serviceaccounts \"app\" not found");
+        assertThat(scheduler.projectionStates()).containsEntry(RefreshScheduler.State.FAILED, 2)
+                .containsEntry(RefreshScheduler.State.READY, 0);
+    }
+
+    @Test
+    void adoptedToken_isNeitherRequestedNorRewritten_andCountsAsWritten() throws Exception {
+        // Restart adoption: the file on disk already holds the cached token.
+        Path dir = dir("a");
+        IssuedToken onDisk = new IssuedToken("disk-token", START.minus(Duration.ofMinutes(5)),
+                START.plus(Duration.ofMinutes(55)));
+        new AtomicWriter(dir, clock).write(Map.of("token",
+                new FileContent("disk-token".getBytes(StandardCharsets.UTF_8), 0600, null, null)));
+        assertThat(cache.adopt(VAULT, onDisk)).isTrue();
+
+        scheduler.put(new TokenDirectory("a", dir, List.of(file(VAULT, "token"))));
+        assertThat(scheduler.allWritten()).isFalse();
+        clock.runDue();
+        assertThat(source.calls()).isZero();
+        assertThat(writes).isEmpty();
+        assertThat(scheduler.allWritten()).isTrue();
+        assertThat(scheduler.soonestExpiry()).contains(onDisk.expiresAt());
+        assertThat(clock.nextTimer()).isEqualTo(START.plus(Duration.ofMinutes(43))); // its own 80 % point
+    }
+
+    @Test
+    void projectionStates_followPendingReadyAndRefreshFailing() throws Exception {
+        scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "vault"), file(STS, "sts"))));
+        assertThat(scheduler.projectionStates()).containsEntry(RefreshScheduler.State.PENDING, 2);
+        clock.runDue();
+        assertThat(scheduler.projectionStates()).containsEntry(RefreshScheduler.State.READY, 2);
+        source.failAlways(new TokenSourceException("down"));
+        clock.advance(Duration.ofMinutes(48));
+        assertThat(scheduler.projectionStates()).containsEntry(RefreshScheduler.State.REFRESH_FAILING, 2);
+        assertThat(failures).hasSize(2).allSatisfy(f -> assertThat(f).startsWith("[a] serving: "));
     }
 
     @Test

@@ -106,6 +106,49 @@ class RefreshPolicyTest {
     }
 
     @Test
+    void spread_jitterIsTenPercentOfTheTtl_soRefreshStaysBetween70And80Percent() {
+        // A 1 h token refreshes in (42 min, 48 min]: never after the 80 % point (TM-8), spread over 6 min.
+        IssuedToken t = token(Duration.ofHours(1));
+        RefreshPolicy highest = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0.10, FixedRandom.highest());
+        RefreshPolicy lowest = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0.10, FixedRandom.lowest());
+        assertThat(highest.refreshAt(t)).isEqualTo(START.plus(Duration.ofMinutes(42)).plusMillis(1));
+        assertThat(lowest.refreshAt(t)).isEqualTo(START.plus(Duration.ofMinutes(48)));
+    }
+
+    @Test
+    void spread_neverBelowKubeletsTenSeconds_andProportionalToAtMost24h() {
+        // 10 min token: 10 % is 60 s; a 60 h token spreads over 10 % of 24 h (2.4 h) before its 24 h deadline.
+        RefreshPolicy highest = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0.10, FixedRandom.highest());
+        assertThat(highest.drawJitter(token(Duration.ofMinutes(10)))).isEqualTo(Duration.ofMillis(59_999));
+        assertThat(highest.drawJitter(token(Duration.ofSeconds(60)))).isEqualTo(Duration.ofMillis(5_999));
+        assertThat(highest.drawJitter(token(Duration.ofHours(60))))
+                .isEqualTo(Duration.ofMinutes(144).minusMillis(1));
+    }
+
+    @Test
+    void spread_drawsAcrossTheWholeRange() {
+        // 10,000 tokens issued at once land in every minute of the 6-minute spread, none after 48 min.
+        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0.10, new Random(11));
+        IssuedToken t = token(Duration.ofHours(1));
+        int[] perMinute = new int[6];
+        for (int i = 0; i < 10_000; i++) {
+            Duration age = Duration.between(START, policy.refreshAt(t));
+            assertThat(age).isGreaterThan(Duration.ofMinutes(42)).isLessThanOrEqualTo(Duration.ofMinutes(48));
+            perMinute[(int) Math.min(5, age.minusMinutes(42).toMinutes())]++;
+        }
+        assertThat(java.util.Arrays.stream(perMinute).boxed().toList())
+                .allSatisfy(n -> assertThat(n).isBetween(1_400, 1_933));
+    }
+
+    @Test
+    void ttlFraction_outsideZeroToOne_isRejected() {
+        assertThatThrownBy(() -> new RefreshPolicy(Duration.ZERO, 1.0, new Random()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttlFraction");
+        assertThatThrownBy(() -> new RefreshPolicy(Duration.ZERO, Double.NaN, new Random()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttlFraction");
+    }
+
+    @Test
     void jitter_zeroWhenDisabled() {
         RefreshPolicy policy = new RefreshPolicy(Duration.ZERO, new Random());
         IssuedToken t = token(Duration.ofHours(1));

@@ -145,6 +145,41 @@ class TokenCacheTest {
     }
 
     @Test
+    void permanentRefusal_survivesTheCache() {
+        source.failNext(new TokenSourceException("404 Not Found", null, true, null));
+        assertThatThrownBy(() -> cache.get(KEY))
+                .isInstanceOfSatisfying(TokenSourceException.class, e -> assertThat(e.permanent()).isTrue());
+    }
+
+    @Test
+    void adopt_servesTheTokenFromDiskWithoutACall_untilItsRefreshIsDue() throws Exception {
+        // Restart adoption: a token issued 10 min ago is served as is; TM-8 still decides when it is refreshed.
+        IssuedToken onDisk = new IssuedToken("disk", START.minus(Duration.ofMinutes(10)),
+                START.plus(Duration.ofMinutes(50)));
+        assertThat(cache.adopt(KEY, onDisk)).isTrue();
+        assertThat(cache.get(KEY).token()).isSameAs(onDisk);
+        assertThat(source.calls()).isZero();
+
+        clock.set(START.plus(Duration.ofMinutes(38)).plusMillis(1)); // past 48 min of its 60 min life
+        assertThat(cache.get(KEY).token()).isNotSameAs(onDisk);
+        assertThat(source.calls()).isEqualTo(1);
+    }
+
+    @Test
+    void adopt_refusesExpiredOrDueTokens_andNeverReplacesACachedOne() throws Exception {
+        IssuedToken due = new IssuedToken("due", START.minus(Duration.ofMinutes(49)), START.plus(Duration.ofMinutes(11)));
+        IssuedToken expired = new IssuedToken("old", START.minus(Duration.ofHours(2)), START.minus(Duration.ofHours(1)));
+        assertThat(cache.adopt(KEY, due)).isFalse();
+        assertThat(cache.adopt(KEY, expired)).isFalse();
+        assertThat(cache.peek(KEY)).isEmpty();
+
+        IssuedToken cached = cache.get(KEY).token();
+        IssuedToken fresh = new IssuedToken("fresh", START, START.plus(TTL));
+        assertThat(cache.adopt(KEY, fresh)).isFalse();
+        assertThat(cache.get(KEY).token()).isSameAs(cached);
+    }
+
+    @Test
     void expiry_evictsTheEntry() throws Exception {
         IssuedToken first = cache.get(KEY).token();
         clock.set(first.expiresAt());

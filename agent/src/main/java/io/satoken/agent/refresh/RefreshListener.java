@@ -1,0 +1,38 @@
+package io.satoken.agent.refresh;
+
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.TokenKey;
+import io.satoken.agent.token.TokenSourceException;
+import java.util.List;
+
+/**
+ * Told what the {@link RefreshScheduler} did: files written, fetches and writes that failed. Called on
+ * the scheduler's threads, outside its locks; implementations must be quick and must never log a token.
+ */
+public interface RefreshListener {
+
+    /**
+     * A token file's content changed on disk.
+     *
+     * @param rotation false for the first token written at this path, true when it replaced one
+     */
+    default void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
+    }
+
+    /**
+     * A token could not be fetched or refreshed; it will be retried.
+     *
+     * @param dirs the directories that need this token
+     * @param serving true when a still-valid token keeps being served (a failed refresh, TM-5)
+     */
+    default void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
+    }
+
+    /** A directory could not be written; the previous files stay and the write is retried. */
+    default void writeFailed(TokenDirectory dir, Exception error) {
+    }
+
+    RefreshListener NONE = new RefreshListener() { };
+}
