@@ -35,4 +35,26 @@ public interface RefreshListener {
     }
 
     RefreshListener NONE = new RefreshListener() { };
+
+    /** Tells each listener in turn. */
+    static RefreshListener all(RefreshListener... listeners) {
+        List<RefreshListener> each = List.of(listeners);
+        return new RefreshListener() {
+            @Override
+            public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
+                each.forEach(l -> l.written(dir, projection, token, rotation));
+            }
+
+            @Override
+            public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
+                    boolean serving) {
+                each.forEach(l -> l.fetchFailed(key, dirs, error, serving));
+            }
+
+            @Override
+            public void writeFailed(TokenDirectory dir, Exception error) {
+                each.forEach(l -> l.writeFailed(dir, error));
+            }
+        };
+    }
 }

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +38,8 @@ public final class TokenCache {
     private final RefreshPolicy policy;
     private final InstantSource clock;
     private final AsyncCache<TokenKey, CachedToken> cache;
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
 
     public TokenCache(TokenSource source, RefreshPolicy policy, InstantSource clock) {
         this.source = Objects.requireNonNull(source, "source");
@@ -59,9 +62,11 @@ public final class TokenCache {
         if (cached != null && cached.isDone() && !cached.isCompletedExceptionally()) {
             CachedToken entry = cached.join();
             if (!entry.requiresRefresh(clock.instant())) {
+                hits.increment();
                 return entry;
             }
         }
+        misses.increment();
         return fetch(key, false);
     }
 
@@ -104,6 +109,16 @@ public final class TokenCache {
     public void invalidatePod(String podUid) {
         cache.synchronous().asMap().keySet().removeIf(
                 key -> key.boundObject().isPod() && key.boundObject().uid().equals(podUid));
+    }
+
+    /** How many {@link #get} calls were answered from the cache. */
+    public long hits() {
+        return hits.sum();
+    }
+
+    /** How many {@link #get} calls had no fresh token cached and went to the source (or joined a call). */
+    public long misses() {
+        return misses.sum();
     }
 
     /** How many tokens are cached (including calls in flight). */

@@ -212,6 +212,35 @@ public final class AtomicWriter {
         removeLeftovers(publishedDirName());
     }
 
+    /**
+     * Removes everything this writer's layout put in the target dir: our links to {@code ..data}, the
+     * {@code ..data} link, a stale {@code ..data_tmp} and every timestamped dir; then the target dir
+     * itself if that left it empty. Anything else in the dir stays. Used when a projection goes away.
+     */
+    public synchronized void remove() throws IOException {
+        if (!Files.isDirectory(targetDir, NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(targetDir)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (!name.startsWith("..")) {
+                    deleteOwnLink(name);
+                }
+            }
+        }
+        Files.deleteIfExists(targetDir.resolve(DATA_DIR));
+        removeLeftovers(null);
+        publishedName = null;
+        publishedPaths = null;
+        sweepPending = true;
+        try {
+            Files.deleteIfExists(targetDir);
+        } catch (DirectoryNotEmptyException e) {
+            // someone else's files live here too; they stay
+        }
+    }
+
     private void removeLeftovers(String keep) throws IOException {
         Files.deleteIfExists(targetDir.resolve(DATA_TMP));
         deleteStrayDirs(keep);

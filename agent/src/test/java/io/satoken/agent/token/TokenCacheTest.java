@@ -36,6 +36,8 @@ class TokenCacheTest {
         CachedToken second = cache.get(KEY);
         assertThat(second.token()).isSameAs(first.token());
         assertThat(source.calls()).isEqualTo(1);
+        assertThat(cache.hits()).isEqualTo(1);
+        assertThat(cache.misses()).isEqualTo(1);
     }
 
     @Test

@@ -139,6 +139,23 @@ class AtomicWriterRealFsTest {
     }
 
     @Test
+    void remove_deletesOnlyWhatTheLayoutPutThere_andTheDirOnceEmpty() throws IOException {
+        Path dir = Files.createDirectories(target.resolve("static"));
+        AtomicWriter writer = new AtomicWriter(dir, CLOCK);
+        writer.write(Map.of("token", FileContent.of(version(1), 0600), "sub/other", FileContent.of(version(2), 0600)));
+        Files.writeString(dir.resolve("operator-notes"), "keep me");
+
+        new AtomicWriter(dir, CLOCK).remove(); // a fresh writer, as after a restart
+
+        assertThat(Files.list(dir).map(p -> p.getFileName().toString())).containsExactly("operator-notes");
+        Files.delete(dir.resolve("operator-notes"));
+        writer.write(Map.of("token", FileContent.of(version(3), 0600)));
+        writer.remove();
+        assertThat(dir).doesNotExist();
+        writer.remove(); // already gone: nothing to do
+    }
+
+    @Test
     void owner_isAppliedWhenSet() throws IOException {
         assumeTrue("root".equals(System.getProperty("user.name")), "chown needs root");
         AtomicWriter writer = new AtomicWriter(target, CLOCK);
