@@ -1,0 +1,119 @@
+package io.satoken.agent.token;
+
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Restart without a token storm: before a directory is registered, the tokens its files already hold
+ * go into the cache when they still match their projection, so only missing, mismatched or due tokens
+ * are requested (kubelet re-mints every token on restart, TM-12; we do not).
+ *
+ * <p>A file's token is adopted when all of these hold:
+ * <ol>
+ *   <li>it is a readable regular file (through the {@code ..data} link) of at most 64 KiB that parses as a JWT
+ *       with {@code iat} and {@code exp};</li>
+ *   <li>its subject is the key's ServiceAccount ({@code system:serviceaccount:<ns>:<name>});</li>
+ *   <li>its audiences equal the key's; for a key without audiences (the API server's defaults) they
+ *       must equal the known default audiences, and without those the token is not adopted;</li>
+ *   <li>its bound pod uid equals the key's bound pod uid (none for an unbound key);</li>
+ *   <li>the cache accepts it: not expired, not yet due for refresh ({@link TokenCache#adopt}).</li>
+ * </ol>
+ * The expiry used is the earlier of the JWT's {@code exp} and {@code iat + expirationSeconds}: a token
+ * the API server extended (PV-23, a JWT valid for a year) is refreshed on the requested schedule.
+ */
+public final class TokenAdoption {
+
+    private static final Logger log = LoggerFactory.getLogger(TokenAdoption.class);
+    private static final long MAX_TOKEN_BYTES = 64 * 1024;
+
+    private final TokenCache cache;
+    private final Optional<List<String>> defaultAudiences;
+
+    /**
+     * @param defaultAudiences the API server's default audiences, when known (an in-cluster agent reads
+     *     them from its own ServiceAccount token); without them, tokens requested without audiences are
+     *     re-requested at start
+     */
+    public TokenAdoption(TokenCache cache, Optional<List<String>> defaultAudiences) {
+        this.cache = Objects.requireNonNull(cache, "cache");
+        this.defaultAudiences = defaultAudiences.map(List::copyOf);
+    }
+
+    /** Adopts what it can of the directory's files; returns how many tokens went into the cache. */
+    public int adopt(TokenDirectory dir) {
+        int adopted = 0;
+        for (Projection p : dir.projections()) {
+            Optional<IssuedToken> token = read(dir.dir().resolve(p.path()), p.key());
+            if (token.isPresent() && cache.adopt(p.key(), token.get())) {
+                adopted++;
+            }
+        }
+        return adopted;
+    }
+
+    private Optional<IssuedToken> read(Path file, TokenKey key) {
+        String jwt;
+        try {
+            if (!Files.isRegularFile(file) || Files.size(file) > MAX_TOKEN_BYTES) {
+                return Optional.empty();
+            }
+            jwt = Files.readString(file, StandardCharsets.US_ASCII).strip();
+        } catch (IOException | RuntimeException e) {
+            log.debug("not adopting {}: {}", file, e.toString());
+            return Optional.empty();
+        }
+        TokenInfo info;
+        try {
+            info = TokenInfo.parse(jwt);
+        } catch (IllegalArgumentException e) {
+            log.info("not adopting {}: {}", file, e.getMessage());
+            return Optional.empty();
+        }
+        String mismatch = mismatch(info, key);
+        if (mismatch != null) {
+            log.info("not adopting {} for {}: {}", file, key, mismatch);
+            return Optional.empty();
+        }
+        Instant expiresAt = info.expiresAt();
+        if (key.expirationSeconds() > 0) {
+            Instant requested = info.issuedAt().plusSeconds(key.expirationSeconds());
+            expiresAt = requested.isBefore(expiresAt) ? requested : expiresAt;
+        }
+        if (!expiresAt.isAfter(info.issuedAt())) {
+            return Optional.empty();
+        }
+        return Optional.of(new IssuedToken(jwt, info.issuedAt(), expiresAt));
+    }
+
+    /** Why the token does not belong to the key, or null when it does. */
+    private String mismatch(TokenInfo info, TokenKey key) {
+        if (info.issuedAt() == null || info.expiresAt() == null) {
+            return "no iat or exp";
+        }
+        if (!key.subject().equals(info.subject())) {
+            return "subject is " + info.subject();
+        }
+        List<String> expected = key.audiences() != null ? key.audiences() : defaultAudiences.orElse(null);
+        if (expected == null) {
+            return "requested without audiences, and the API server's default audiences are not known";
+        }
+        if (!expected.equals(info.audiences())) {
+            return "audiences are " + info.audiences();
+        }
+        String boundUid = key.boundObject().isPod() ? key.boundObject().uid() : null;
+        if (!Objects.equals(boundUid, info.podUid())) {
+            return "bound to pod " + info.podUid();
+        }
+        return null;
+    }
+}
