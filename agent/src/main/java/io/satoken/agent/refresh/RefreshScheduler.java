@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -136,6 +137,11 @@ public final class RefreshScheduler implements AutoCloseable {
     /** True when every registered directory has had every one of its files written at least once. */
     public synchronized boolean allWritten() {
         return dirs.values().stream().allMatch(DirState::complete);
+    }
+
+    /** True when each named directory is registered and has had every one of its files written. */
+    public synchronized boolean allWritten(Collection<String> names) {
+        return names.stream().map(dirs::get).allMatch(d -> d != null && d.complete());
     }
 
     /** Cancels every timer; registered directories keep their last files. */

@@ -1,0 +1,17 @@
+package io.satoken.agent.pods;
+
+import io.kubernetes.client.openapi.models.V1Pod;
+
+/** Where the agent's Warning Events about a pod go. Messages must never hold a token. */
+@FunctionalInterface
+public interface PodEventSink {
+
+    /** The projections annotation could not be used. */
+    String INVALID_TOKEN_PROJECTION = "InvalidTokenProjection";
+    /** A TokenRequest for one of the pod's projections failed. */
+    String TOKEN_REQUEST_FAILED = "TokenRequestFailed";
+    /** A token was issued in the future of the node's clock. */
+    String TOKEN_CLOCK_SKEW = "TokenClockSkew";
+
+    void warning(V1Pod pod, String reason, String message);
+}
