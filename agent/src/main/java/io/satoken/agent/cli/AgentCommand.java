@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = AgentCommand.Version.class,
         description = "Requests, caches, refreshes and atomically writes Kubernetes ServiceAccount tokens.",
-        subcommands = {DemoCommand.class, VerifyCommand.class})
+        subcommands = {RunCommand.class, DemoCommand.class, VerifyCommand.class})
 public final class AgentCommand implements Runnable {
 
     @CommandLine.Spec
@@ -18,7 +18,7 @@ public final class AgentCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (demo, verify)");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run, demo, verify)");
     }
 
     public static void main(String[] args) {
@@ -39,8 +39,10 @@ public final class AgentCommand implements Runnable {
         cli.setErr(err);
         cli.setParameterExceptionHandler(AgentCommand::usageError);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            commandLine.getErr().println(commandLine.getCommandName() + ": " + e.getMessage());
-            return 1;
+            String name = commandLine.getCommandSpec().qualifiedName();
+            commandLine.getErr().println(name + ": " + e.getMessage());
+            // a flag or config found bad only when the command ran is still bad usage
+            return e instanceof CommandLine.ParameterException ? CommandLine.ExitCode.USAGE : 1;
         });
         return cli.execute(args);
     }

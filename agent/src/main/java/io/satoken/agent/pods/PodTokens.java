@@ -16,12 +16,12 @@ import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.Directories;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -108,8 +108,7 @@ public final class PodTokens implements RefreshListener {
             return;
         }
         try {
-            Files.createDirectories(podsDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-            Files.createDirectories(dir.dir(), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+            Directories.create(dir.dir());
         } catch (IOException e) {
             log.error("cannot create {} for pod {}: {}", dir.dir(), describe(pod), e.toString());
             metrics.writeFailed(dir, e);

@@ -4,9 +4,8 @@ import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.write.AtomicWriter;
+import io.satoken.agent.write.Directories;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.InstantSource;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -68,8 +67,7 @@ public final class StaticTokens {
             }
             if (before == null) {
                 try {
-                    Files.createDirectories(dir.dir(),
-                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+                    Directories.create(dir.dir());
                 } catch (IOException e) {
                     log.error("cannot create {}: {}", dir.dir(), e.toString());
                     continue; // the next config change retries it; nothing else is held up

@@ -1,0 +1,134 @@
+package io.satoken.agent.statics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.satoken.agent.metrics.AgentMetrics;
+import io.satoken.agent.projection.AgentConfig;
+import io.satoken.agent.projection.AgentConfigParser;
+import io.satoken.agent.refresh.Backoff;
+import io.satoken.agent.refresh.RefreshListener;
+import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.agent.testing.FakeClock;
+import io.satoken.agent.testing.FixedRandom;
+import io.satoken.agent.testing.ScriptedTokenSource;
+import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.token.TokenCache;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Static mode end to end on a fake clock: config file → watcher → directories → files. */
+class StaticModeTest {
+    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+
+    @TempDir
+    Path tmp;
+
+    private final FakeClock clock = new FakeClock(START);
+    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, Duration.ofHours(1));
+    private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+    private final AgentMetrics metrics = new AgentMetrics(clock);
+    private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock,
+            new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock, RefreshListener.NONE);
+    private final StaticTokens statics = new StaticTokens(scheduler, new TokenAdoption(cache, Optional.empty()), clock);
+    private Path configFile;
+    private ConfigWatcher watcher;
+
+    @BeforeEach
+    void start() throws Exception {
+        configFile = tmp.resolve("agent.yaml");
+        String yaml = config(projection("exporter", "vault", "exporter"));
+        Files.writeString(configFile, yaml);
+        AgentConfig config = AgentConfigParser.parse(yaml);
+        statics.apply(config.staticDirectories());
+        watcher = new ConfigWatcher(configFile, config, yaml.getBytes(StandardCharsets.UTF_8), clock, clock,
+                Duration.ofSeconds(2), next -> statics.apply(next.staticDirectories()), metrics);
+        watcher.start();
+    }
+
+    @AfterEach
+    void stop() {
+        watcher.close();
+        scheduler.close();
+    }
+
+    @Test
+    void configuredProjection_isWrittenWithItsModeInA0755Directory() throws Exception {
+        assertThat(statics.allWritten()).isFalse();
+        clock.runDue();
+        Path token = tmp.resolve("exporter/token");
+        assertThat(Files.readString(token)).isEqualTo("token-1");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(token))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(tmp.resolve("exporter"))))
+                .isEqualTo("rwxr-xr-x");
+        assertThat(statics.allWritten()).isTrue();
+        assertThat(source.callKeys()).singleElement().satisfies(key -> {
+            assertThat(key.audiences()).containsExactly("vault");
+            assertThat(key.boundObject().isNone()).isTrue();
+        });
+    }
+
+    @Test
+    void editedConfig_reissuesChangedStartsAddedAndRemovesDropped() throws Exception {
+        clock.runDue();
+        Files.writeString(configFile, config(projection("exporter", "vault-2", "exporter"),
+                projection("backup", "s3", "backup")));
+        clock.advance(Duration.ofSeconds(2));
+        clock.runDue();
+        assertThat(Files.readString(tmp.resolve("exporter/token"))).isEqualTo("token-2");
+        assertThat(Files.readString(tmp.resolve("backup/token"))).isEqualTo("token-3");
+
+        Files.writeString(configFile, config(projection("backup", "s3", "backup")));
+        clock.advance(Duration.ofSeconds(2));
+        assertThat(tmp.resolve("exporter")).doesNotExist();
+        assertThat(Files.readString(tmp.resolve("backup/token"))).isEqualTo("token-3");
+        assertThat(source.calls()).isEqualTo(3);
+        assertThat(metrics.registry().scrape()).contains("satoken_config_reloads_total{result=\"success\"} 2.0");
+    }
+
+    @Test
+    void invalidEdit_isRejectedAsAWhole_andThePreviousConfigKeepsRunning() throws Exception {
+        clock.runDue();
+        Files.writeString(configFile, config(projection("exporter", "vault", "exporter"),
+                projection("backup", "s3", "backup").replace("expirationSeconds: 3600", "expirationSeconds: 60")));
+        clock.advance(Duration.ofSeconds(2));
+        clock.advance(Duration.ofSeconds(2)); // the same bad bytes are not reported again
+        assertThat(tmp.resolve("backup")).doesNotExist();
+        assertThat(watcher.current().projections()).hasSize(1);
+        assertThat(metrics.registry().scrape()).contains("satoken_config_reloads_total{result=\"failure\"} 1.0");
+
+        clock.advance(Duration.ofMinutes(48)); // the old projection is still refreshed
+        assertThat(Files.readString(tmp.resolve("exporter/token"))).isEqualTo("token-2");
+    }
+
+    @Test
+    void modeChange_needsARestart() throws Exception {
+        clock.runDue();
+        Files.writeString(configFile, "mode: pods\n");
+        clock.advance(Duration.ofSeconds(2));
+        assertThat(watcher.current().mode()).isEqualTo(AgentConfig.Mode.STATIC);
+        assertThat(Files.readString(tmp.resolve("exporter/token"))).isEqualTo("token-1");
+    }
+
+    private String config(String... projections) {
+        return "mode: static\nprojections:\n" + String.join("", projections);
+    }
+
+    private String projection(String sa, String audience, String dir) {
+        return "  - namespace: monitoring\n"
+                + "    serviceAccount: " + sa + "\n"
+                + "    audiences: [" + audience + "]\n"
+                + "    expirationSeconds: 3600\n"
+                + "    dir: " + tmp.resolve(dir) + "\n";
+    }
+}
