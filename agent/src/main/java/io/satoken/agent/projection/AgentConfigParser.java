@@ -1,0 +1,271 @@
+package io.satoken.agent.projection;
+
+import io.satoken.agent.projection.AgentConfig.Mode;
+import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Reads the agent's YAML configuration file.
+ *
+ * <pre>
+ * mode: static              # pods | static | both (required)
+ * rootDir: /var/lib/satoken # absolute; pod mode writes &lt;rootDir&gt;/pods/&lt;podUID&gt;/
+ * projections:              # required when mode is static or both; absent or empty when pods
+ *   - namespace: monitoring                  # required, DNS-1123 label
+ *     serviceAccount: node-exporter          # required, DNS-1123 subdomain
+ *     audiences: [https://vault.example.com] # optional, non-empty; absent = the API server's own
+ *     expirationSeconds: 3600                # 600..2^32 (PV-4, PV-5), default 3600 (PV-2)
+ *     dir: /var/run/satoken/node-exporter    # required, absolute, normalized, not in &lt;rootDir&gt;/pods
+ *     file: token                            # default "token", a relative path (PV-7, AW-15)
+ *     mode: 0600                             # 0..0777, default 0600
+ *     uid: 65534                             # optional owner
+ *     gid: 65534                             # optional group
+ * </pre>
+ *
+ * <p>Unknown keys are errors at every level. Every error names the field, the rule and the offending
+ * value ({@code projections[1].expirationSeconds: may not specify a duration less than 10 minutes,
+ * got 60}), and all of a file's errors are reported together.
+ */
+public final class AgentConfigParser {
+
+    /** The largest config accepted. */
+    public static final int MAX_LENGTH = 1024 * 1024;
+
+    private static final List<String> TOP_KEYS = List.of("mode", "rootDir", "projections");
+    private static final List<String> ENTRY_KEYS = List.of("namespace", "serviceAccount", "audiences",
+            "expirationSeconds", "dir", "file", "mode", "uid", "gid");
+
+    private AgentConfigParser() {
+    }
+
+    /** Reads and parses a config file; the exception's message starts with the file's name. */
+    public static AgentConfig parse(Path file) throws IOException, InvalidConfigException {
+        long size = Files.size(file);
+        if (size > MAX_LENGTH) {
+            throw new InvalidConfigException(file.toString(),
+                    List.of("must be at most " + MAX_LENGTH + " bytes, got " + size));
+        }
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (CharacterCodingException e) {
+            throw new InvalidConfigException(file.toString(), List.of("must be UTF-8 text"));
+        }
+        return parse(text, file.toString());
+    }
+
+    /** Parses a config given as text. */
+    public static AgentConfig parse(String yaml) throws InvalidConfigException {
+        return parse(yaml, null);
+    }
+
+    private static AgentConfig parse(String yaml, String source) throws InvalidConfigException {
+        FieldErrors errors = new FieldErrors();
+        Object document = SafeYaml.load(yaml, MAX_LENGTH, "config", errors);
+        if (!errors.isEmpty()) {
+            throw new InvalidConfigException(source, errors.list());
+        }
+        Map<?, ?> top = document == null ? Map.of() : document instanceof Map<?, ?> m ? m : null;
+        if (top == null) {
+            errors.invalid("config", "must be a map", document);
+            throw new InvalidConfigException(source, errors.list());
+        }
+        YamlFields fields = YamlFields.of(top, "", TOP_KEYS, errors);
+        Mode mode = mode(fields, errors);
+        Path rootDir = fields.has("rootDir") ? absoluteDir(fields, "rootDir", errors) : AgentConfig.DEFAULT_ROOT_DIR;
+        List<StaticProjection> projections = projections(fields, mode, rootDir, errors);
+        if (!errors.isEmpty()) {
+            throw new InvalidConfigException(source, errors.list());
+        }
+        return new AgentConfig(mode, rootDir, projections);
+    }
+
+    private static Mode mode(YamlFields fields, FieldErrors errors) {
+        String mode = fields.requiredString("mode");
+        if (mode == null) {
+            return null;
+        }
+        return switch (mode) {
+            case "pods" -> Mode.PODS;
+            case "static" -> Mode.STATIC;
+            case "both" -> Mode.BOTH;
+            default -> {
+                errors.invalid("mode", "must be one of \"pods\", \"static\", \"both\"", mode);
+                yield null;
+            }
+        };
+    }
+
+    private static List<StaticProjection> projections(YamlFields fields, Mode mode, Path rootDir,
+            FieldErrors errors) {
+        Object raw = fields.raw("projections");
+        if (raw != null && !(raw instanceof List<?>)) {
+            errors.invalid("projections", "must be a list of maps", raw);
+            return List.of();
+        }
+        List<?> entries = raw == null ? List.of() : (List<?>) raw;
+        if (mode != null && mode.statics() && entries.isEmpty()) {
+            errors.add("projections", "Required value: mode \"" + mode.name().toLowerCase(Locale.ROOT)
+                    + "\" needs at least one projection");
+        }
+        if (mode == Mode.PODS && !entries.isEmpty()) {
+            errors.add("projections", "must be empty when mode is \"pods\", got " + entries.size()
+                    + (entries.size() == 1 ? " entry" : " entries"));
+        }
+        Entries parsed = new Entries(rootDir, errors);
+        for (int i = 0; i < entries.size(); i++) {
+            String prefix = "projections[" + i + "]";
+            if (entries.get(i) instanceof Map<?, ?> entry) {
+                parsed.add(YamlFields.of(entry, prefix, ENTRY_KEYS, errors));
+            } else {
+                errors.invalid(prefix, "must be a map", entries.get(i));
+            }
+        }
+        return parsed.projections;
+    }
+
+    /** The entries read so far, with what later entries are checked against. */
+    private static final class Entries {
+
+        private final Path podsDir;
+        private final FieldErrors errors;
+        private final List<StaticProjection> projections = new ArrayList<>();
+        /** each dir → the field that first named it */
+        private final Map<Path, String> dirs = new LinkedHashMap<>();
+        /** each dir → the files in it */
+        private final Map<Path, TokenFilePaths> files = new HashMap<>();
+
+        Entries(Path rootDir, FieldErrors errors) {
+            this.podsDir = rootDir == null ? null : rootDir.resolve("pods");
+            this.errors = errors;
+        }
+
+        void add(YamlFields fields) {
+            String namespace = fields.requiredString("namespace");
+            if (namespace != null) {
+                KubeNames.label(namespace, fields.field("namespace"), errors);
+            }
+            String serviceAccount = fields.requiredString("serviceAccount");
+            if (serviceAccount != null) {
+                KubeNames.subdomain(serviceAccount, fields.field("serviceAccount"), errors);
+            }
+            List<String> audiences = audiences(fields);
+            Long expirationSeconds = fields.integer("expirationSeconds",
+                    ProjectionAnnotation.MIN_EXPIRATION_SECONDS, ProjectionAnnotation.PV4,
+                    ProjectionAnnotation.MAX_EXPIRATION_SECONDS, ProjectionAnnotation.PV5);
+            Path dir = dir(fields);
+            String file = file(fields, dir);
+            Integer mode = fields.mode("mode");
+            Integer uid = fields.id("uid");
+            Integer gid = fields.id("gid");
+            if (errors.isEmpty()) {
+                projections.add(new StaticProjection(namespace, serviceAccount, audiences,
+                        expirationSeconds == null ? ProjectionSpec.DEFAULT_EXPIRATION_SECONDS : expirationSeconds,
+                        dir, file, mode == null ? StaticProjection.DEFAULT_MODE : mode, uid, gid));
+            }
+        }
+
+        /** Null when absent: the API server's own audiences (PV-3). An empty list says nothing and is refused. */
+        private List<String> audiences(YamlFields fields) {
+            Object raw = fields.raw("audiences");
+            String field = fields.field("audiences");
+            if (raw == null) {
+                return null;
+            }
+            if (!(raw instanceof List<?> list)) {
+                errors.invalid(field, "must be a list of strings", raw);
+                return null;
+            }
+            if (list.isEmpty()) {
+                errors.add(field, "must not be an empty list; leave it out for the API server's own audiences");
+                return null;
+            }
+            List<String> audiences = new ArrayList<>(list.size());
+            for (int j = 0; j < list.size(); j++) {
+                if (list.get(j) instanceof String s && !s.isEmpty()) {
+                    audiences.add(s);
+                } else {
+                    errors.invalid(field + "[" + j + "]", "must be a non-empty string", list.get(j));
+                }
+            }
+            return audiences;
+        }
+
+        private Path dir(YamlFields fields) {
+            String field = fields.field("dir");
+            if (!fields.has("dir")) {
+                errors.required(field);
+                return null;
+            }
+            Path dir = absoluteDir(fields, "dir", errors);
+            if (dir == null) {
+                return null;
+            }
+            if (podsDir != null && dir.startsWith(podsDir)) {
+                errors.invalid(field, "must not be inside " + FieldErrors.quote(podsDir.toString())
+                        + ", where pod mode writes", fields.raw("dir"));
+                return null;
+            }
+            if (!dirs.containsKey(dir)) {
+                // the writer of the outer dir would own the inner one's top-level name
+                for (Map.Entry<Path, String> other : dirs.entrySet()) {
+                    if (dir.startsWith(other.getKey()) || other.getKey().startsWith(dir)) {
+                        errors.invalid(field, "must not be inside or contain " + other.getValue()
+                                + " (" + FieldErrors.quote(other.getKey().toString()) + ")", fields.raw("dir"));
+                        return null;
+                    }
+                }
+                dirs.put(dir, field);
+            }
+            return dir;
+        }
+
+        private String file(YamlFields fields, Path dir) {
+            String field = fields.field("file");
+            Object raw = fields.raw("file");
+            if (raw != null && !(raw instanceof String)) {
+                return fields.string("file");
+            }
+            String file = raw == null ? StaticProjection.DEFAULT_FILE : (String) raw;
+            if (dir == null) {
+                return TokenFilePaths.validateAndClean(file, field, errors);
+            }
+            return files.computeIfAbsent(dir, d -> new TokenFilePaths(errors)).add(file, field);
+        }
+    }
+
+    /** An absolute, normalized directory; null (with the error recorded) when it is not one. */
+    private static Path absoluteDir(YamlFields fields, String key, FieldErrors errors) {
+        String field = fields.field(key);
+        String value = fields.string(key);
+        if (value == null) {
+            return null;
+        }
+        if (!value.startsWith("/")) {
+            errors.invalid(field, "must be an absolute path", value);
+            return null;
+        }
+        for (String element : value.split("/")) {
+            if (element.equals(".") || element.equals("..")) {
+                errors.invalid(field, "must be normalized (no '.' or '..' elements)", value);
+                return null;
+            }
+        }
+        try {
+            return Path.of(value);
+        } catch (InvalidPathException e) {
+            errors.invalid(field, "must be a valid path (" + e.getReason() + ")", value);
+            return null;
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package io.satoken.agent.projection;
+
+import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1EphemeralContainer;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSecurityContext;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1SecurityContext;
+import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.TokenKey;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Turns a pod's validated annotation entries into its token directory, {@code <rootDir>/pods/<podUID>/},
+ * with each token bound to the pod and each file's mode and owner chosen as kubelet chooses them for
+ * a projected token (PV-14, PV-16..PV-18).
+ *
+ * <p>A file's mode and owner:
+ * <ol>
+ *   <li>mode = the entry's {@code mode}, or 0644 when it gives none (PV-1);</li>
+ *   <li>fsUser = the runAsUser every container of the pod (init, regular and ephemeral) runs as, a
+ *       container's own value over the pod's; none if any container has neither, or two differ
+ *       (PV-18); fsGroup = {@code spec.securityContext.fsGroup} (PV-17);</li>
+ *   <li>owner = the entry's {@code uid}, or fsUser; group = the entry's {@code gid}, or fsGroup;</li>
+ *   <li>if owner or group is set, mode = 0600, whatever step 1 gave (PV-16);</li>
+ *   <li>if group is set, mode |= 0040, giving 0640 (PV-17: group read on a read-only volume).</li>
+ * </ol>
+ * An unset owner or group leaves the file's as the agent creates it.
+ */
+public final class PodProjections {
+
+    /** PV-1: the mode of a file whose entry gives none. */
+    public static final int DEFAULT_MODE = 0644;
+    /** PV-16: the mode when the file gets an owner or a group. */
+    public static final int OWNED_MODE = 0600;
+    /** PV-17: group read, added when the file gets a group. */
+    public static final int GROUP_READ = 0040;
+
+    private PodProjections() {
+    }
+
+    /**
+     * The pod's token directory.
+     *
+     * @param specs the pod's annotation entries, as {@link ProjectionAnnotation#parse} gives them
+     * @param rootDir the agent's root; the directory is {@code <rootDir>/pods/<podUID>}
+     * @throws IllegalArgumentException when the pod lacks a uid, name or namespace, or has ids out
+     *     of range (the API server's validation prevents both)
+     */
+    public static TokenDirectory directory(V1Pod pod, List<ProjectionSpec> specs, Path rootDir) {
+        String uid = podUid(pod);
+        V1ObjectMeta meta = pod.getMetadata();
+        String name = required(meta.getName(), "metadata.name");
+        String namespace = required(meta.getNamespace(), "metadata.namespace");
+        V1PodSpec podSpec = Objects.requireNonNullElseGet(pod.getSpec(), V1PodSpec::new);
+        String serviceAccount = podSpec.getServiceAccountName() == null || podSpec.getServiceAccountName().isEmpty()
+                ? "default" : podSpec.getServiceAccountName();
+        Integer fsUser = fsUser(pod);
+        Integer fsGroup = fsGroup(pod);
+        BoundObjectRef boundTo = BoundObjectRef.pod(name, uid);
+
+        List<Projection> projections = new ArrayList<>(specs.size());
+        for (ProjectionSpec spec : specs) {
+            // PV-14: one audience, or null (not an empty list) for the API server's own
+            List<String> audiences = spec.audience() == null ? null : List.of(spec.audience());
+            TokenKey key = new TokenKey(namespace, serviceAccount, audiences, spec.expirationSeconds(), boundTo);
+            // the numbered steps of the class comment
+            int mode = spec.mode() != null ? spec.mode() : DEFAULT_MODE;            // 1
+            Integer owner = spec.uid() != null ? spec.uid() : fsUser;               // 2, 3
+            Integer group = spec.gid() != null ? spec.gid() : fsGroup;
+            if (owner != null || group != null) {
+                mode = OWNED_MODE;                                                  // 4
+            }
+            if (group != null) {
+                mode |= GROUP_READ;                                                 // 5
+            }
+            projections.add(new Projection(key, spec.path(), mode, owner, group));
+        }
+        return new TokenDirectory("pod:" + uid, rootDir.resolve("pods").resolve(uid), projections);
+    }
+
+    /**
+     * The pod's uid, checked to be one plain path element, since it names the pod's directory.
+     *
+     * @throws IllegalArgumentException when it is missing or could leave {@code <rootDir>/pods}
+     */
+    public static String podUid(V1Pod pod) {
+        String uid = required(pod.getMetadata() == null ? null : pod.getMetadata().getUid(), "metadata.uid");
+        if (uid.contains("/") || uid.contains("\0") || uid.startsWith(".")) {
+            throw new IllegalArgumentException("metadata.uid: must be a plain path element, got "
+                    + FieldErrors.quote(uid));
+        }
+        return uid;
+    }
+
+    /**
+     * PV-18: the runAsUser every container runs as (a container's own over the pod's), or null when
+     * the pod has no containers, a container has neither, or two differ.
+     */
+    static Integer fsUser(V1Pod pod) {
+        V1PodSpec spec = pod.getSpec();
+        if (spec == null) {
+            return null;
+        }
+        Long podUser = spec.getSecurityContext() == null ? null : spec.getSecurityContext().getRunAsUser();
+        List<V1SecurityContext> contexts = new ArrayList<>();
+        for (V1Container c : nonNull(spec.getInitContainers())) {
+            contexts.add(c.getSecurityContext());
+        }
+        for (V1Container c : nonNull(spec.getContainers())) {
+            contexts.add(c.getSecurityContext());
+        }
+        for (V1EphemeralContainer c : nonNull(spec.getEphemeralContainers())) {
+            contexts.add(c.getSecurityContext());
+        }
+        Long shared = null;
+        for (V1SecurityContext context : contexts) {
+            Long user = context != null && context.getRunAsUser() != null ? context.getRunAsUser() : podUser;
+            if (user == null || (shared != null && !shared.equals(user))) {
+                return null;
+            }
+            shared = user;
+        }
+        return shared == null ? null : toId(shared, "securityContext.runAsUser");
+    }
+
+    /** PV-17: {@code spec.securityContext.fsGroup}, or null. */
+    static Integer fsGroup(V1Pod pod) {
+        V1PodSecurityContext context = pod.getSpec() == null ? null : pod.getSpec().getSecurityContext();
+        return context == null || context.getFsGroup() == null ? null
+                : toId(context.getFsGroup(), "spec.securityContext.fsGroup");
+    }
+
+    private static int toId(long id, String field) {
+        if (id < 0 || id > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(field + ": must be between 0 and " + Integer.MAX_VALUE + ", got " + id);
+        }
+        return (int) id;
+    }
+
+    private static String required(String value, String field) {
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException(field + ": Required value");
+        }
+        return value;
+    }
+
+    private static <T> List<T> nonNull(List<T> list) {
+        return list == null ? List.of() : list;
+    }
+}
