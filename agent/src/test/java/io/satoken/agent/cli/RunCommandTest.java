@@ -1,0 +1,75 @@
+package io.satoken.agent.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code satoken-agent run} refuses to start, with exit 2 and one clear line, on bad flags or config. */
+class RunCommandTest {
+
+    @TempDir
+    Path dir;
+
+    private record Result(int exit, String out, String err) {}
+
+    @Test
+    void invalidConfigAtStartup_exits2NamingTheField() throws Exception {
+        Path config = Files.writeString(dir.resolve("agent.yaml"), """
+                mode: static
+                projections:
+                  - namespace: monitoring
+                    serviceAccount: exporter
+                    expirationSeconds: 60
+                    dir: relative/dir
+                """);
+        Result r = run("run", "--config", config.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).startsWith("satoken-agent run: --config " + config + ": ")
+                .contains("projections[0].expirationSeconds", "projections[0].dir");
+        assertThat(r.err().lines()).hasSize(1);
+    }
+
+    @Test
+    void missingConfigFile_exits2() {
+        Result r = run("run", "--config", dir.resolve("absent.yaml").toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("cannot read");
+    }
+
+    @Test
+    void podModeWithoutANodeName_exits2() throws Exception {
+        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: pods\n");
+        Result r = run("run", "--config", config.toString(), "--node-name", "");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--node-name", "NODE_NAME");
+    }
+
+    @Test
+    void badMetricsAddressOrRateLimit_exits2() throws Exception {
+        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: pods\n");
+        assertThat(run("run", "--config", config.toString(), "--metrics-address", "9810").err())
+                .contains("--metrics-address: expected HOST:PORT");
+        Result r = run("run", "--config", config.toString(), "--qps", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--qps must be > 0");
+    }
+
+    @Test
+    void configFlag_isRequired() {
+        Result r = run("run");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--config");
+    }
+
+    private static Result run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = AgentCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), args);
+        return new Result(exit, out.toString(), err.toString());
+    }
+}
