@@ -5,11 +5,13 @@ import java.util.Optional;
 
 /**
  * A token could not be issued. The message names the key and the cause and never holds a token.
- * {@link #retryAfter()} carries a server's Retry-After (HTTP 429), which backoff must honour.
+ * {@link #retryAfter()} carries a server's Retry-After (HTTP 429), which backoff must honour;
+ * {@link #permanent()} says that asking again with the same key will fail the same way.
  */
 public class TokenSourceException extends Exception {
 
     private final Duration retryAfter;
+    private final boolean permanent;
 
     public TokenSourceException(String message) {
         this(message, null, null);
@@ -20,12 +22,30 @@ public class TokenSourceException extends Exception {
     }
 
     public TokenSourceException(String message, Duration retryAfter, Throwable cause) {
+        this(message, retryAfter, cause, false);
+    }
+
+    private TokenSourceException(String message, Duration retryAfter, Throwable cause, boolean permanent) {
         super(message, cause);
         this.retryAfter = retryAfter;
+        this.permanent = permanent;
+    }
+
+    /**
+     * A failure that retrying the same request cannot fix (the ServiceAccount does not exist, the agent
+     * may not ask for it, the request is invalid); retry it rarely, if at all, and never in a tight loop.
+     */
+    public static TokenSourceException permanent(String message, Throwable cause) {
+        return new TokenSourceException(message, null, cause, true);
     }
 
     /** The delay the server asked for before the next attempt, if it asked for one. */
     public Optional<Duration> retryAfter() {
         return Optional.ofNullable(retryAfter);
+    }
+
+    /** True when the same request will fail again until something else changes (see {@link #permanent}). */
+    public boolean permanent() {
+        return permanent;
     }
 }

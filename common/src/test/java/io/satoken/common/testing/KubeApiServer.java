@@ -33,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import okhttp3.Request;
 import okhttp3.Response;
@@ -69,11 +68,12 @@ public final class KubeApiServer implements AutoCloseable {
     private final String adminToken = "admin-" + UUID.randomUUID();
 
     private Path tempDir;
+    private Path etcdDataDir;
     private int etcdClientPort;
     private int securePort;
     // volatile, not guarded: the shutdown hook kills them without taking the lock a starting thread holds
-    private volatile Process etcd;
-    private volatile Process apiServer;
+    private volatile ManagedProcess etcd;
+    private volatile ManagedProcess apiServer;
     private Thread shutdownHook;
     private ApiClient adminClient;
 
@@ -120,11 +120,12 @@ public final class KubeApiServer implements AutoCloseable {
     }
 
     /**
-     * Starts etcd (first call only) and the API server, and waits until {@code /readyz} answers 200.
-     * On failure both processes are stopped and the exception holds the tail of their logs.
+     * Starts etcd (first call only) and the API server, and waits until {@code /readyz} answers 200
+     * (at most 60 s). On failure the processes are stopped (etcd only if this call started it) and
+     * the exception holds the tail of both logs.
      */
     public synchronized KubeApiServer start() throws IOException {
-        if (apiServer != null && apiServer.isAlive()) {
+        if (apiServer != null) {
             throw new IllegalStateException("kube-apiserver already running at " + url());
         }
         boolean first = tempDir == null;
@@ -133,18 +134,19 @@ public final class KubeApiServer implements AutoCloseable {
             writeCredentials();
             etcdClientPort = freePort();
             securePort = freePort();
-            shutdownHook = new Thread(this::destroyProcesses, "kube-apiserver-shutdown");
+            shutdownHook = new Thread(this::killProcesses, "kube-apiserver-shutdown");
             Runtime.getRuntime().addShutdownHook(shutdownHook);
         }
         try {
             if (etcd == null) {
-                etcd = launch("etcd", etcdCommand());
-                awaitEtcdHealthy();
+                etcd = ManagedProcess.start("etcd", etcdCommand(), log("etcd"));
+                etcd.awaitReady(this::etcdHealthy, READY_TIMEOUT);
             }
-            apiServer = launch("kube-apiserver", apiServerCommand());
-            awaitReady();
+            apiServer = ManagedProcess.start("kube-apiserver", apiServerCommand(), log("kube-apiserver"));
+            apiServer.awaitReady(this::apiServerReady, READY_TIMEOUT);
         } catch (IOException | RuntimeException e) {
-            String logs = logTail("etcd") + logTail("kube-apiserver");
+            String logs = ManagedProcess.logTail(log("etcd"), LOG_TAIL_LINES)
+                    + ManagedProcess.logTail(log("kube-apiserver"), LOG_TAIL_LINES);
             if (first) {
                 close();
             } else {
@@ -158,7 +160,7 @@ public final class KubeApiServer implements AutoCloseable {
     /** Stops the API server alone (SIGTERM, then SIGKILL after 10 s); etcd and the port stay. */
     public synchronized void stop() {
         if (apiServer != null) {
-            terminate(apiServer);
+            apiServer.terminate();
             apiServer = null;
         }
     }
@@ -166,7 +168,7 @@ public final class KubeApiServer implements AutoCloseable {
     /** Kills both processes and deletes the temp directory. */
     @Override
     public synchronized void close() {
-        destroyProcesses();
+        killProcesses();
         if (shutdownHook != null) {
             try {
                 Runtime.getRuntime().removeShutdownHook(shutdownHook);
@@ -174,6 +176,10 @@ public final class KubeApiServer implements AutoCloseable {
                 // the hook is running or about to: it does the same
             }
             shutdownHook = null;
+        }
+        if (etcdDataDir != null) {
+            deleteRecursively(etcdDataDir); // may be outside the temp dir, on tmpfs
+            etcdDataDir = null;
         }
         if (tempDir != null) {
             deleteRecursively(tempDir);
@@ -256,7 +262,11 @@ public final class KubeApiServer implements AutoCloseable {
         return tempDir.resolve("certs/apiserver.crt");
     }
 
-    /** The temp directory; the processes' output is in {@code etcd.log} and {@code kube-apiserver.log}. */
+    /**
+     * The temp directory; the processes' output is in {@code etcd.log} and {@code kube-apiserver.log}.
+     * etcd's data is here too, unless the etcd is too old for {@code --unsafe-no-fsync} and
+     * {@code /dev/shm} is available: then it lives there, so fsync costs nothing.
+     */
     public Path workDir() {
         return tempDir;
     }
@@ -298,19 +308,33 @@ public final class KubeApiServer implements AutoCloseable {
         int peerPort = freePort();
         String client = "http://127.0.0.1:" + etcdClientPort;
         String peer = "http://127.0.0.1:" + peerPort;
+        boolean noFsync = etcdSupports("--unsafe-no-fsync");
+        etcdDataDir = noFsync ? tempDir.resolve("etcd-data") : memoryBackedDir().orElse(tempDir.resolve("etcd-data"));
         List<String> cmd = new ArrayList<>(List.of(etcdBinary.toString(),
                 "--name=default",
-                "--data-dir=" + tempDir.resolve("etcd-data"),
+                "--data-dir=" + etcdDataDir,
                 "--listen-client-urls=" + client,
                 "--advertise-client-urls=" + client,
                 "--listen-peer-urls=" + peer,
                 "--initial-advertise-peer-urls=" + peer,
                 "--initial-cluster=default=" + peer,
                 "--log-level=warn"));
-        if (etcdSupports("--unsafe-no-fsync")) {
+        if (noFsync) {
             cmd.add("--unsafe-no-fsync"); // a test cluster need not survive power loss
         }
         return cmd;
+    }
+
+    /** etcd before 3.5 always fsyncs; on tmpfs that costs nothing. */
+    private static Optional<Path> memoryBackedDir() {
+        Path shm = Path.of("/dev/shm");
+        try {
+            return Files.isDirectory(shm) && Files.isWritable(shm)
+                    ? Optional.of(Files.createTempDirectory(shm, "kube-apiserver-etcd-"))
+                    : Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
     }
 
     private List<String> apiServerCommand() {
@@ -339,116 +363,50 @@ public final class KubeApiServer implements AutoCloseable {
         return cmd;
     }
 
-    private Process launch(String name, List<String> command) throws IOException {
-        File log = tempDir.resolve(name + ".log").toFile();
-        return new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
-                .start();
-    }
-
     private boolean etcdSupports(String flag) throws IOException {
         Process help = new ProcessBuilder(etcdBinary.toString(), "--help").redirectErrorStream(true).start();
         String text = new String(help.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         return text.contains(flag);
     }
 
-    private void awaitEtcdHealthy() throws IOException {
-        URI health = URI.create("http://127.0.0.1:" + etcdClientPort + "/health");
-        await("etcd", etcd, () -> {
-            HttpURLConnection c = (HttpURLConnection) health.toURL().openConnection();
-            c.setConnectTimeout(1000);
-            c.setReadTimeout(1000);
-            try {
-                return c.getResponseCode() == 200;
-            } finally {
-                c.disconnect();
-            }
-        });
-    }
-
-    private void awaitReady() throws IOException {
-        await("kube-apiserver", apiServer, () -> {
-            if (!Files.exists(servingCertificate())) {
-                return false; // the server writes its self-signed certificate early in start-up
-            }
-            Request readyz = new Request.Builder().url(url() + "/readyz")
-                    .header("Authorization", "Bearer " + adminToken).build();
-            try (Response r = adminClient().getHttpClient().newCall(readyz).execute()) {
-                return r.code() == 200;
-            }
-        });
-    }
-
-    private interface Probe {
-        boolean ready() throws IOException;
-    }
-
-    private static void await(String what, Process process, Probe probe) throws IOException {
-        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (true) {
-            if (!process.isAlive()) {
-                throw new IOException(what + " exited with status " + process.exitValue() + " during start-up");
-            }
-            try {
-                if (probe.ready()) {
-                    return;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IOException(what + " not ready after " + READY_TIMEOUT.toSeconds() + " s");
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while waiting for " + what, e);
-            }
+    private boolean etcdHealthy() throws IOException {
+        HttpURLConnection c = (HttpURLConnection)
+                URI.create("http://127.0.0.1:" + etcdClientPort + "/health").toURL().openConnection();
+        c.setConnectTimeout(1000);
+        c.setReadTimeout(1000);
+        try {
+            return c.getResponseCode() == 200;
+        } finally {
+            c.disconnect();
         }
     }
 
-    private void destroyProcesses() {
-        for (Process p : new Process[] {apiServer, etcd}) {
-            if (p != null) {
-                p.destroyForcibly();
-                waitQuietly(p, Duration.ofSeconds(10));
-            }
+    private boolean apiServerReady() throws IOException {
+        if (!Files.exists(servingCertificate())) {
+            return false; // the server writes its self-signed certificate early in start-up
         }
+        Request readyz = new Request.Builder().url(url() + "/readyz")
+                .header("Authorization", "Bearer " + adminToken).build();
+        try (Response r = adminClient().getHttpClient().newCall(readyz).execute()) {
+            return r.code() == 200;
+        }
+    }
+
+    private void killProcesses() {
+        ManagedProcess a = apiServer;
+        ManagedProcess e = etcd;
         apiServer = null;
         etcd = null;
-    }
-
-    private static void terminate(Process p) {
-        p.destroy();
-        if (!waitQuietly(p, Duration.ofSeconds(10))) {
-            p.destroyForcibly();
-            waitQuietly(p, Duration.ofSeconds(10));
+        if (a != null) {
+            a.kill();
+        }
+        if (e != null) {
+            e.kill();
         }
     }
 
-    private static boolean waitQuietly(Process p, Duration d) {
-        try {
-            return p.waitFor(d.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-    }
-
-    private String logTail(String name) {
-        Path log = tempDir == null ? null : tempDir.resolve(name + ".log");
-        if (log == null || !Files.exists(log)) {
-            return "";
-        }
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            List<String> tail = lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size());
-            return "--- last " + tail.size() + " lines of " + log + " ---\n" + String.join("\n", tail) + "\n";
-        } catch (IOException | UncheckedIOException e) {
-            return "--- " + log + " unreadable: " + e.getMessage() + "\n";
-        }
+    private Path log(String process) {
+        return tempDir.resolve(process + ".log");
     }
 
     // --- files -----------------------------------------------------------------------------------

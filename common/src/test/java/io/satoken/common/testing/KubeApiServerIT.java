@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
+import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,6 +79,18 @@ class KubeApiServerIT {
         assertThatThrownBy(() -> new CoreV1Api(client).listNamespacedSecret(namespace).execute())
                 .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.getResponseBody())
                         .contains("system:serviceaccount:" + namespace + ":kubeconfig-user"));
+    }
+
+    @Test
+    void start_failureReportsTheServersOwnOutputAndCleansUp() {
+        KubeApiServer broken = KubeApiServer.builder().flag("--no-such-flag", "1").build();
+
+        assertThatThrownBy(broken::start)
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("kube-apiserver exited with status")
+                .hasMessageContaining("kube-apiserver.log ---")
+                .hasMessageContaining("unknown flag: --no-such-flag");
+        assertThat(broken.workDir()).isNull();
     }
 
     @Test
