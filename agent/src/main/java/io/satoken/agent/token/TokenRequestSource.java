@@ -38,9 +38,10 @@ public final class TokenRequestSource implements TokenSource {
         } catch (ApiException e) {
             throw TokenRequestFailure.toException(key, e);
         } catch (RuntimeException e) {
-            // e.g. a response body that is not a TokenRequest; its text is not repeated, it may hold a token
+            // A 2xx body that is not a TokenRequest. client-java's parse errors quote the JSON, which
+            // may hold a token, so neither their message nor the exception itself is kept.
             throw new TokenSourceException(TokenRequestFailure.prefix(key) + "unreadable response ("
-                    + e.getClass().getSimpleName() + ")", e);
+                    + e.getClass().getName() + ")");
         }
         return issuedToken(key, response);
     }

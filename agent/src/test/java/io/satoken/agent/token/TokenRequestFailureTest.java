@@ -148,6 +148,25 @@ class TokenRequestFailureTest {
     }
 
     @Test
+    void unreadableSuccessBody_isRetryableAndNeverQuotesTheBody() {
+        String secret = "eyJhbGciOiJSUzI1NiJ9.secret-token-text";
+        answer = new Case("201 with a malformed body", 201, Map.of(),
+                "{\"kind\":\"TokenRequest\",\"apiVersion\":\"authentication.k8s.io/v1\","
+                        + "\"status\":{\"token\":\"" + secret + "\",\"expirationTimestamp\":[1]}}",
+                false, null, "");
+        TokenRequestSource source = new TokenRequestSource(client(server.getAddress().getPort()), RateLimiter.defaults());
+
+        assertThatThrownBy(() -> source.issue(KEY))
+                .isInstanceOfSatisfying(TokenSourceException.class, e -> {
+                    assertThat(e.permanent()).isFalse();
+                    assertThat(e).hasMessageStartingWith("TokenRequest for ns/app-sa failed: unreadable response (");
+                    for (Throwable t = e; t != null; t = t.getCause()) {
+                        assertThat(String.valueOf(t.getMessage())).doesNotContain("secret-token-text");
+                    }
+                });
+    }
+
+    @Test
     void connectionRefused_isRetryable() throws IOException {
         int closedPort;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
