@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = AgentCommand.Version.class,
         description = "Requests, caches, refreshes and atomically writes Kubernetes ServiceAccount tokens.",
-        subcommands = {DemoCommand.class, VerifyCommand.class})
+        subcommands = {RunCommand.class, DemoCommand.class, VerifyCommand.class})
 public final class AgentCommand implements Runnable {
 
     @CommandLine.Spec

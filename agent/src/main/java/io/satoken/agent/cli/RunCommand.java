@@ -1,0 +1,111 @@
+package io.satoken.agent.cli;
+
+import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.agent.kube.KubeClients;
+import io.satoken.agent.kube.RateLimiter;
+import io.satoken.agent.projection.AgentConfig;
+import io.satoken.agent.projection.AgentConfigParser;
+import io.satoken.agent.projection.InvalidConfigException;
+import io.satoken.agent.runtime.AgentRuntime;
+import io.satoken.agent.token.TokenRequestSource;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code satoken-agent run}: the agent on a real cluster, in pod mode (DaemonSet), static mode (systemd)
+ * or both, as the config file says. Runs until SIGTERM/SIGINT; exits 2 on a bad flag or config.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = {"Runs the agent against a cluster: pod mode, static mode or both (see --config).",
+                "Serves /healthz, /readyz and /metrics on --metrics-address."})
+final class RunCommand implements Callable<Integer> {
+
+    static final Path IN_CLUSTER_TOKEN = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token");
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--config", required = true, paramLabel = "FILE", description = "The agent's YAML config.")
+    Path config;
+
+    @Option(names = "--kubeconfig", paramLabel = "FILE",
+            description = "Kubeconfig to use; else in-cluster, else $KUBECONFIG or ~/.kube/config.")
+    Path kubeconfig;
+
+    @Option(names = "--node-name", paramLabel = "NAME", defaultValue = "${env:NODE_NAME}",
+            description = "This node's name; required in pod mode (default: $NODE_NAME).")
+    String nodeName;
+
+    @Option(names = "--metrics-address", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9810",
+            description = "Where /healthz, /readyz and /metrics are served (default: ${DEFAULT-VALUE}).")
+    String metricsAddress;
+
+    @Option(names = "--qps", defaultValue = "20", description = "TokenRequests per second, sustained (default: ${DEFAULT-VALUE}).")
+    double qps;
+
+    @Option(names = "--burst", defaultValue = "40", description = "TokenRequests allowed in a burst (default: ${DEFAULT-VALUE}).")
+    int burst;
+
+    @Override
+    public Integer call() throws Exception {
+        InetSocketAddress address = address();
+        if (!(qps > 0) || burst < 1) {
+            throw usage("--qps must be > 0 and --burst >= 1, got qps=" + qps + " burst=" + burst);
+        }
+        byte[] bytes;
+        AgentConfig parsed;
+        try {
+            bytes = Files.readAllBytes(config);
+            parsed = AgentConfigParser.parse(new String(bytes, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw usage("--config " + config + ": cannot read: " + e.getMessage());
+        } catch (InvalidConfigException e) {
+            throw usage("--config " + config + ": " + e.getMessage());
+        }
+        if (parsed.mode().pods() && (nodeName == null || nodeName.isBlank())) {
+            throw usage("pod mode needs this node's name: pass --node-name or set NODE_NAME");
+        }
+        ApiClient client = KubeClients.fromFlags(kubeconfig);
+        ApiClient watchClient = KubeClients.fromFlags(kubeconfig);
+        watchClient.setReadTimeout(0); // a watch is one long request
+        AgentRuntime.Settings settings = new AgentRuntime.Settings(parsed, config, bytes, nodeName, address,
+                AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN));
+        RateLimiter limiter = new RateLimiter(qps, burst, RateLimiter.DEFAULT_MAX_WAIT);
+        AgentRuntime agent = new AgentRuntime(settings, new TokenRequestSource(client, limiter), watchClient);
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            agent.close();
+            stopped.countDown();
+        }, "satoken-shutdown"));
+        agent.start();
+        stopped.await();
+        return 0;
+    }
+
+    private InetSocketAddress address() {
+        int colon = metricsAddress.lastIndexOf(':');
+        try {
+            String host = metricsAddress.substring(0, colon);
+            int port = Integer.parseInt(metricsAddress.substring(colon + 1));
+            if (colon < 1 || port < 0 || port > 65535) {
+                throw new IllegalArgumentException();
+            }
+            return new InetSocketAddress(host.startsWith("[") ? host.substring(1, host.length() - 1) : host, port);
+        } catch (RuntimeException e) {
+            throw usage("--metrics-address: expected HOST:PORT, got \"" + metricsAddress + "\"");
+        }
+    }
+
+    private CommandLine.ParameterException usage(String message) {
+        return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+}

@@ -1,0 +1,113 @@
+package io.satoken.agent.kube;
+
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.util.ClientBuilder;
+import io.kubernetes.client.util.Config;
+import io.kubernetes.client.util.KubeConfig;
+import java.io.File;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * Finds the agent's connection to the API server, the way kubectl-like tools do, in this order:
+ *
+ * <ol>
+ *   <li>the {@code --kubeconfig} file, when given;
+ *   <li>in-cluster: the pod's ServiceAccount files under {@value Config#SERVICEACCOUNT_ROOT} and
+ *       {@code KUBERNETES_SERVICE_HOST} (a DaemonSet pod);
+ *   <li>{@code $KUBECONFIG} (the first existing file of a {@code :}-separated list);
+ *   <li>{@code ~/.kube/config} (a node's systemd unit running as a user with a kubeconfig).
+ * </ol>
+ *
+ * <p>The client gets a 10 s connect timeout and a 30 s read timeout, so that a token request cannot
+ * hang a refresh thread forever. That makes it unfit for watches; a watcher needs its own client.
+ */
+public final class KubeClients {
+
+    public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Where the configuration comes from: a kubeconfig file, or the pod's ServiceAccount. */
+    record Choice(Path kubeconfig) {
+        static final Choice IN_CLUSTER = new Choice(null);
+
+        boolean inCluster() {
+            return kubeconfig == null;
+        }
+    }
+
+    private KubeClients() {
+    }
+
+    /**
+     * A client for the agent's API calls.
+     *
+     * @param kubeconfig the {@code --kubeconfig} flag; null when not given
+     * @throws IOException when no configuration is found (the message lists what was tried) or it is unreadable
+     */
+    public static ApiClient fromFlags(Path kubeconfig) throws IOException {
+        Choice choice = choose(kubeconfig, System.getenv(),
+                Path.of(System.getProperty("user.home")), Path.of(Config.SERVICEACCOUNT_ROOT));
+        ApiClient client = choice.inCluster()
+                ? ClientBuilder.cluster().setReadTimeout(READ_TIMEOUT).build()
+                : fromKubeconfig(choice.kubeconfig());
+        client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+        return client;
+    }
+
+    /** Applies the search order; the arguments stand for the process's environment so tests can vary it. */
+    static Choice choose(Path kubeconfigFlag, Map<String, String> env, Path home, Path serviceAccountDir)
+            throws IOException {
+        if (kubeconfigFlag != null) {
+            if (!Files.isRegularFile(kubeconfigFlag)) {
+                throw new IOException("--kubeconfig " + kubeconfigFlag + ": no such file");
+            }
+            return new Choice(kubeconfigFlag);
+        }
+        String serviceHost = env.get(Config.ENV_SERVICE_HOST);
+        Path saToken = serviceAccountDir.resolve("token");
+        if (serviceHost != null && !serviceHost.isEmpty() && Files.isRegularFile(saToken)) {
+            return Choice.IN_CLUSTER;
+        }
+        String kubeconfigEnv = env.get(Config.ENV_KUBECONFIG);
+        Optional<Path> fromEnv = kubeconfigEnv == null ? Optional.empty()
+                : Stream.of(kubeconfigEnv.split(File.pathSeparator))
+                        .filter(s -> !s.isEmpty())
+                        .map(Path::of)
+                        .filter(Files::isRegularFile)
+                        .findFirst();
+        if (fromEnv.isPresent()) {
+            return new Choice(fromEnv.get());
+        }
+        Path homeConfig = home.resolve(".kube").resolve("config");
+        if (Files.isRegularFile(homeConfig)) {
+            return new Choice(homeConfig);
+        }
+        throw new IOException("no Kubernetes client configuration found: --kubeconfig not given; not in a cluster ("
+                + (serviceHost == null || serviceHost.isEmpty() ? "$" + Config.ENV_SERVICE_HOST + " unset"
+                        : saToken + " missing")
+                + "); $" + Config.ENV_KUBECONFIG + " "
+                + (kubeconfigEnv == null ? "unset" : "names no existing file (" + kubeconfigEnv + ")")
+                + "; " + homeConfig + " missing");
+    }
+
+    /** Reads a kubeconfig with client-java; relative paths in it resolve against the file's directory. */
+    static ApiClient fromKubeconfig(Path file) throws IOException {
+        KubeConfig config;
+        try (Reader reader = Files.newBufferedReader(file)) {
+            config = KubeConfig.loadKubeConfig(reader);
+        } catch (RuntimeException e) {
+            throw new IOException("kubeconfig " + file + ": not a valid kubeconfig: " + e.getMessage(), e);
+        }
+        config.setFile(file.toAbsolutePath().toFile());
+        ApiClient client = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
+        client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+        return client;
+    }
+}

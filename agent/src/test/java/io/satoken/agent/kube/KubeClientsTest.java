@@ -1,0 +1,147 @@
+package io.satoken.agent.kube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kubernetes.client.openapi.ApiClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The search order for the client configuration, and what the built client looks like. */
+class KubeClientsTest {
+
+    @TempDir
+    Path tmp;
+
+    private Path home;
+    private Path saDir;
+    private Path flagFile;
+    private Path envFile;
+    private Path homeFile;
+    private final Map<String, String> env = new HashMap<>();
+
+    @BeforeEach
+    void setUp() throws IOException {
+        home = Files.createDirectories(tmp.resolve("home"));
+        saDir = Files.createDirectories(tmp.resolve("serviceaccount"));
+        flagFile = kubeconfig(tmp.resolve("flag.yaml"), "https://flag.example:6443");
+        envFile = kubeconfig(tmp.resolve("env.yaml"), "https://env.example:6443");
+        homeFile = tmp.resolve("home/.kube/config");
+    }
+
+    private void inCluster() throws IOException {
+        Files.writeString(saDir.resolve("token"), "pod-token");
+        env.put("KUBERNETES_SERVICE_HOST", "10.0.0.1");
+    }
+
+    private KubeClients.Choice choose(Path flag) throws IOException {
+        return KubeClients.choose(flag, env, home, saDir);
+    }
+
+    @Test
+    void flag_winsOverEverythingElse() throws IOException {
+        inCluster();
+        env.put("KUBECONFIG", envFile.toString());
+        kubeconfig(homeFile, "https://home.example:6443");
+
+        assertThat(choose(flagFile).kubeconfig()).isEqualTo(flagFile);
+    }
+
+    @Test
+    void flag_namingNoFileIsAnError() {
+        assertThatThrownBy(() -> choose(tmp.resolve("missing.yaml")))
+                .isInstanceOf(IOException.class)
+                .hasMessage("--kubeconfig " + tmp.resolve("missing.yaml") + ": no such file");
+    }
+
+    @Test
+    void inCluster_winsOverKubeconfigEnvAndHome() throws IOException {
+        inCluster();
+        env.put("KUBECONFIG", envFile.toString());
+
+        assertThat(choose(null).inCluster()).isTrue();
+    }
+
+    @Test
+    void inCluster_needsBothTheTokenAndTheServiceHost() throws IOException {
+        env.put("KUBERNETES_SERVICE_HOST", "10.0.0.1"); // no token file
+        env.put("KUBECONFIG", envFile.toString());
+        assertThat(choose(null).kubeconfig()).isEqualTo(envFile);
+
+        env.remove("KUBERNETES_SERVICE_HOST");
+        Files.writeString(saDir.resolve("token"), "pod-token");
+        assertThat(choose(null).kubeconfig()).isEqualTo(envFile);
+    }
+
+    @Test
+    void kubeconfigEnv_takesTheFirstExistingFileOfTheList() throws IOException {
+        env.put("KUBECONFIG", tmp.resolve("absent.yaml") + ":" + envFile + ":" + flagFile);
+
+        assertThat(choose(null).kubeconfig()).isEqualTo(envFile);
+    }
+
+    @Test
+    void homeConfig_isTheLastResort() throws IOException {
+        kubeconfig(homeFile, "https://home.example:6443");
+        env.put("KUBECONFIG", tmp.resolve("absent.yaml").toString());
+
+        assertThat(choose(null).kubeconfig()).isEqualTo(homeFile);
+    }
+
+    @Test
+    void nothingFound_saysWhatWasTried() {
+        env.put("KUBECONFIG", "/nonexistent/config");
+
+        assertThatThrownBy(() -> choose(null))
+                .isInstanceOf(IOException.class)
+                .hasMessage("no Kubernetes client configuration found: --kubeconfig not given; "
+                        + "not in a cluster ($KUBERNETES_SERVICE_HOST unset); "
+                        + "$KUBECONFIG names no existing file (/nonexistent/config); " + homeFile + " missing");
+    }
+
+    @Test
+    void fromFlags_buildsAClientForTheKubeconfigWithTimeouts() throws IOException {
+        ApiClient client = KubeClients.fromFlags(flagFile);
+
+        assertThat(client.getBasePath()).isEqualTo("https://flag.example:6443");
+        assertThat(client.getConnectTimeout()).isEqualTo(10_000);
+        assertThat(client.getReadTimeout()).isEqualTo(30_000);
+    }
+
+    @Test
+    void fromKubeconfig_invalidFileIsAnErrorNamingIt() throws IOException {
+        Path bad = Files.writeString(tmp.resolve("bad.yaml"), "{ not: [ yaml");
+
+        assertThatThrownBy(() -> KubeClients.fromKubeconfig(bad))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith("kubeconfig " + bad + ": not a valid kubeconfig");
+    }
+
+    private static Path kubeconfig(Path file, String server) throws IOException {
+        Files.createDirectories(file.getParent());
+        return Files.writeString(file, """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - name: c
+                  cluster:
+                    server: %s
+                users:
+                - name: u
+                  user:
+                    token: user-token
+                contexts:
+                - name: ctx
+                  context:
+                    cluster: c
+                    user: u
+                current-context: ctx
+                """.formatted(server));
+    }
+}
