@@ -165,7 +165,8 @@ class PodModeIT {
             throws Exception {
         V1Pod pod = new V1Pod()
                 .metadata(new V1ObjectMeta().name(name).annotations(Map.of("satoken.io/projections", annotation)))
-                .spec(new V1PodSpec().nodeName(node).serviceAccountName(serviceAccount)
+                // client-java sends "overhead": {} unless told not to; the API server refuses that without a RuntimeClass
+                .spec(new V1PodSpec().overhead(null).nodeName(node).serviceAccountName(serviceAccount)
                         .addContainersItem(new V1Container().name("app").image("busybox")));
         return admin.createNamespacedPod(namespace, pod).execute();
     }
