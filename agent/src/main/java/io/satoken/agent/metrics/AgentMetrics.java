@@ -4,6 +4,11 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.satoken.agent.projection.Projection;
@@ -62,6 +67,12 @@ public final class AgentMetrics implements RefreshListener {
     public AgentMetrics(PrometheusMeterRegistry registry, InstantSource clock) {
         this.registry = registry;
         this.clock = clock;
+        // the usual JVM and process figures, so heap, GC and CPU show next to the agent's own
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
         this.requestDuration = Timer.builder("satoken.token.request.duration")
                 .description("TokenRequest latency")
                 .publishPercentileHistogram()
