@@ -94,7 +94,7 @@ class PodModeIT {
     }
 
     @Test
-    void deletedPod_loosesItsDirectory() throws Exception {
+    void deletedPod_losesItsDirectory() throws Exception {
         V1Pod pod = createPod("short-lived", NODE, "app", "- path: token\n  audience: vault\n");
         Path dir = root.resolve("pods").resolve(pod.getMetadata().getUid());
         await().atMost(WAIT).until(() -> Files.exists(dir.resolve("token")));
@@ -106,9 +106,7 @@ class PodModeIT {
     void unknownServiceAccount_isATokenRequestFailedWarningEvent() throws Exception {
         createPod("orphan", NODE, "ghost", "- path: token\n  audience: vault\n");
         await().atMost(WAIT).untilAsserted(() -> {
-            List<CoreV1Event> events = admin.listNamespacedEvent(namespace)
-                    .fieldSelector("involvedObject.name=orphan").execute().getItems();
-            assertThat(events).anySatisfy(e -> {
+            assertThat(eventsOf("orphan")).anySatisfy(e -> {
                 assertThat(e.getType()).isEqualTo("Warning");
                 assertThat(e.getReason()).isEqualTo("TokenRequestFailed");
                 assertThat(e.getMessage()).contains("\"ghost\" not found").doesNotContain("eyJ");
@@ -121,9 +119,7 @@ class PodModeIT {
     void invalidAnnotation_isAnInvalidTokenProjectionWarningEvent() throws Exception {
         createPod("bad-annotation", NODE, "app", "- path: ../escape\n");
         await().atMost(WAIT).untilAsserted(() -> {
-            List<CoreV1Event> events = admin.listNamespacedEvent(namespace)
-                    .fieldSelector("involvedObject.name=bad-annotation").execute().getItems();
-            assertThat(events).anySatisfy(e -> {
+            assertThat(eventsOf("bad-annotation")).anySatisfy(e -> {
                 assertThat(e.getReason()).isEqualTo("InvalidTokenProjection");
                 assertThat(e.getMessage()).contains("satoken.io/projections[0].path");
             });
@@ -159,6 +155,11 @@ class PodModeIT {
                 new TokenRequestSource(server.clientFor(agentToken), RateLimiter.defaults()), watch);
         runtime.start();
         return runtime;
+    }
+
+    private static List<CoreV1Event> eventsOf(String podName) throws Exception {
+        return admin.listNamespacedEvent(namespace).fieldSelector("involvedObject.name=" + podName)
+                .execute().getItems();
     }
 
     private static V1Pod createPod(String name, String node, String serviceAccount, String annotation)
