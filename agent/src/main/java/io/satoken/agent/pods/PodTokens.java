@@ -210,11 +210,13 @@ public final class PodTokens implements RefreshListener {
         synchronized (this) {
             gone = pods.remove(uid);
         }
+        Path dir = podsDir.resolve(uid);
         if (gone != null) {
             scheduler.remove(gone.dir().name());
+            cache.invalidatePod(uid); // TM-10
+        } else if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return; // the common case for pods without tokens: nothing cached, nothing on disk
         }
-        cache.invalidatePod(uid); // TM-10
-        Path dir = podsDir.resolve(uid);
         try {
             deleteTree(dir);
         } catch (IOException e) {
