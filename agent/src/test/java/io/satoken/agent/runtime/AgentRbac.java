@@ -15,11 +15,12 @@ import java.io.IOException;
 
 /**
  * Installs the agent's ServiceAccount, ClusterRole and binding from {@code agent/deploy/10-rbac.yaml}
- * itself, so real-API tests run the agent with exactly the permissions the manifests grant.
+ * itself, so real-API tests run the agent with exactly the permissions the manifests grant. Public for
+ * the load driver in {@code io.satoken.agent.bench}; like the tests, it runs in the agent module's dir.
  */
-final class AgentRbac {
-    static final String NAMESPACE = "satoken-system";
-    static final String NAME = "satoken-agent";
+public final class AgentRbac {
+    public static final String NAMESPACE = "satoken-system";
+    public static final String NAME = "satoken-agent";
     private static final File MANIFEST = new File("deploy/10-rbac.yaml");
 
     private AgentRbac() {
@@ -28,7 +29,7 @@ final class AgentRbac {
     private static KubeApiServer installedOn;
 
     /** Applies the manifest (once per server) and returns a token for the agent's ServiceAccount. */
-    static synchronized String token(KubeApiServer server) throws IOException, ApiException {
+    public static synchronized String token(KubeApiServer server) throws IOException, ApiException {
         if (installedOn != server) {
             apply(server);
             installedOn = server;
