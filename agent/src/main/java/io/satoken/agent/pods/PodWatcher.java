@@ -45,7 +45,8 @@ public final class PodWatcher implements AutoCloseable {
                         .resourceVersion(params.resourceVersion)
                         .timeoutSeconds(params.timeoutSeconds)
                         .watch(params.watch)
-                        .allowWatchBookmarks(true)
+                        // no bookmarks: client-java 25 fails to parse a bookmark's empty pod
+                        // (kubernetes-client/java#3439), which broke the watch and re-listed every pod
                         .buildCall(null),
                 V1Pod.class, V1PodList.class, 0);
         informer.addEventHandler(new ResourceEventHandler<>() {
