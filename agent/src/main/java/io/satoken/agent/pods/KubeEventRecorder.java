@@ -97,10 +97,9 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
                         () -> api.patchNamespacedEvent(existing.name, existing.namespace, new V1Patch(patch)).buildCall(null),
                         V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH, client);
             } else {
-                String name = meta.getName() + "." + Long.toHexString(clock.instant().toEpochMilli() * 1_000_000
-                        + (System.nanoTime() & 0xfffff));
-                api.createNamespacedEvent(meta.getNamespace(), event(pod, name, reason, message, now)).execute();
-                series.put(key, new Series(name, meta.getNamespace(), now));
+                CoreV1Event created = api.createNamespacedEvent(meta.getNamespace(),
+                        event(pod, reason, message, now)).execute();
+                series.put(key, new Series(created.getMetadata().getName(), meta.getNamespace(), now));
             }
             metrics.event(true);
         } catch (ApiException e) {
@@ -115,10 +114,11 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
         }
     }
 
-    private CoreV1Event event(V1Pod pod, String name, String reason, String message, OffsetDateTime now) {
+    /** A new Event; the API server picks a unique name after the pod's, as it does for kubelet's. */
+    private CoreV1Event event(V1Pod pod, String reason, String message, OffsetDateTime now) {
         V1ObjectMeta meta = pod.getMetadata();
         return new CoreV1Event()
-                .metadata(new V1ObjectMeta().name(name).namespace(meta.getNamespace()))
+                .metadata(new V1ObjectMeta().generateName(meta.getName() + ".").namespace(meta.getNamespace()))
                 .involvedObject(new V1ObjectReference().apiVersion("v1").kind("Pod")
                         .namespace(meta.getNamespace()).name(meta.getName()).uid(meta.getUid()))
                 .type("Warning")

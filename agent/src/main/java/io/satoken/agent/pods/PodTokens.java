@@ -10,7 +10,6 @@ import io.satoken.agent.projection.ProjectionSpec;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
-import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
@@ -44,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *       registered with the scheduler, which requests only what is missing or due.</li>
  * </ol>
  * After the informer's first full list, {@link #synced} removes the directories of pods that no longer
- * exist. Failures to fetch a pod's token become {@code TokenRequestFailed} Events on that pod.
+ * exist. Failures to fetch a pod's token become {@code TokenRequestFailed} Events on that pod, and a
+ * token issued in the node's future a {@code TokenClockSkew} Event ({@link #clockSkew}).
  *
  * <p>Called from the informer's single event thread and from the scheduler's threads; state is guarded
  * by {@code this}, and no lock is held while calling the scheduler or the event sink.
@@ -153,7 +153,7 @@ public final class PodTokens implements RefreshListener {
                     known = pods.containsKey(name);
                 }
                 if (!known && !livePodUids.contains(name)) {
-                    deleteTree(entry);
+                    Directories.delete(entry);
                     removed.add(name);
                 }
             }
@@ -169,16 +169,10 @@ public final class PodTokens implements RefreshListener {
         return pods.size();
     }
 
-    @Override
-    public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
+    /** A token written to {@code dir} was issued in this node's future: a Warning Event, if it is a pod's. */
+    public void clockSkew(TokenDirectory dir, Projection projection, TokenInfo info) {
         V1Pod pod = podOf(dir);
-        TokenInfo info;
-        try {
-            info = TokenInfo.parse(token.token());
-        } catch (IllegalArgumentException e) {
-            return; // not a JWT we can read the times of; nothing to check
-        }
-        if (info.issuedAt() != null && metrics.observeIssued(info.issuedAt(), info.notBefore()) && pod != null) {
+        if (pod != null) {
             events.warning(pod, PodEventSink.TOKEN_CLOCK_SKEW, "token for " + projection.path()
                     + " was issued at " + info.issuedAt() + (info.notBefore() == null ? "" : " (nbf " + info.notBefore() + ")")
                     + ", ahead of this node's clock; check time synchronisation on node and API server");
@@ -218,7 +212,7 @@ public final class PodTokens implements RefreshListener {
             return; // the common case for pods without tokens: nothing cached, nothing on disk
         }
         try {
-            deleteTree(dir);
+            Directories.delete(dir);
         } catch (IOException e) {
             log.warn("cannot remove {}: {}", dir, e.toString());
         }
@@ -244,17 +238,5 @@ public final class PodTokens implements RefreshListener {
 
     static String describe(V1Pod pod) {
         return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-    }
-
-    /** Deletes a tree without following links (a pod dir holds the writer's ..data link). */
-    private static void deleteTree(Path path) throws IOException {
-        if (Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
-            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
-                for (Path child : children) {
-                    deleteTree(child);
-                }
-            }
-        }
-        Files.deleteIfExists(path);
     }
 }

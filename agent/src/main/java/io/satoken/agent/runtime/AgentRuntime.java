@@ -83,7 +83,7 @@ public final class AgentRuntime implements AutoCloseable {
         this.watchClient = watchClient;
         this.cache = new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
-                clock, RefreshListener.all(metrics, new ToPods(), new SkewLog()));
+                clock, RefreshListener.all(metrics, new ToPods(), new SkewCheck()));
         this.adoption = new TokenAdoption(cache, settings.defaultAudiences());
         metrics.watch(cache, scheduler);
         List<HealthServer.Check> readiness = new ArrayList<>();
@@ -167,14 +167,6 @@ public final class AgentRuntime implements AutoCloseable {
     /** The scheduler is built before the pods that use it; this hands its reports on once they exist. */
     private final class ToPods implements RefreshListener {
         @Override
-        public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
-            PodTokens p = pods;
-            if (p != null) {
-                p.written(dir, projection, token, rotation);
-            }
-        }
-
-        @Override
         public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
             PodTokens p = pods;
             if (p != null) {
@@ -183,21 +175,26 @@ public final class AgentRuntime implements AutoCloseable {
         }
     }
 
-    /** Static files have no pod to warn: a skewed token is logged (and counted by the pods or here). */
-    private final class SkewLog implements RefreshListener {
+    /**
+     * Every written token's issue time, against the local clock: counted for all, logged when skewed, and
+     * a Warning Event when the file is a pod's.
+     */
+    private final class SkewCheck implements RefreshListener {
         @Override
         public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
-            if (pods != null && dir.name().startsWith("pod:")) {
-                return; // PodTokens observes it and sends the Event
-            }
+            TokenInfo info;
             try {
-                TokenInfo info = TokenInfo.parse(token.token());
-                if (info.issuedAt() != null && metrics.observeIssued(info.issuedAt(), info.notBefore())) {
-                    log.warn("token for {} was issued at {}, ahead of this host's clock; check time sync",
-                            dir.dir().resolve(projection.path()), info.issuedAt());
-                }
+                info = TokenInfo.parse(token.token());
             } catch (IllegalArgumentException e) {
-                // not a JWT; nothing to check
+                return; // not a JWT we can read the times of; nothing to check
+            }
+            if (info.issuedAt() != null && metrics.observeIssued(info.issuedAt(), info.notBefore())) {
+                log.warn("token for {} was issued at {}, ahead of this host's clock; check time sync",
+                        dir.dir().resolve(projection.path()), info.issuedAt());
+                PodTokens p = pods;
+                if (p != null) {
+                    p.clockSkew(dir, projection, info);
+                }
             }
         }
     }

@@ -340,9 +340,9 @@ public final class AtomicWriter {
     /** Deletes the old dir using the entries its walk saw, so it is not listed a second time. */
     private static void deleteOldDir(Path oldDir, List<Path> entries) throws IOException {
         for (Path entry : entries) {
-            deleteRecursively(entry);
+            Directories.delete(entry);
         }
-        deleteRecursively(oldDir);
+        Directories.delete(oldDir);
     }
 
     private void deleteStrayDirs(String keep) throws IOException {
@@ -351,7 +351,7 @@ public final class AtomicWriter {
             for (Path dir : stream) {
                 if (!dir.getFileName().toString().equals(keep)) {
                     try {
-                        deleteRecursively(dir);
+                        Directories.delete(dir);
                     } catch (IOException e) {
                         failure = e;
                     }
@@ -367,23 +367,9 @@ public final class AtomicWriter {
         return TIMESTAMPED_DIR.matcher(p.getFileName().toString()).matches();
     }
 
-    /** Deletes a file or a tree; a path already gone is fine. Links are deleted, never followed. */
-    static void deleteRecursively(Path path) throws IOException {
-        try {
-            Files.deleteIfExists(path);
-        } catch (DirectoryNotEmptyException e) {
-            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
-                for (Path child : children) {
-                    deleteRecursively(child);
-                }
-            }
-            Files.deleteIfExists(path);
-        }
-    }
-
     private static void deleteQuietly(Path path, Exception cause) {
         try {
-            deleteRecursively(path);
+            Directories.delete(path);
         } catch (IOException | RuntimeException e) {
             cause.addSuppressed(e);
         }

@@ -5,11 +5,10 @@ import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.WRITE;
 
 import io.satoken.agent.write.AtomicWriter;
+import io.satoken.agent.write.Directories;
 import io.satoken.agent.write.FileContent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -65,7 +64,7 @@ public class AtomicWriterBenchmark {
 
         @TearDown(Level.Trial)
         public void tearDown() throws IOException {
-            deleteTree(dir);
+            Directories.delete(dir);
         }
     }
 
@@ -92,7 +91,7 @@ public class AtomicWriterBenchmark {
 
         @TearDown(Level.Trial)
         public void tearDown() throws IOException {
-            deleteTree(dir);
+            Directories.delete(dir);
         }
     }
 
@@ -119,18 +118,5 @@ public class AtomicWriterBenchmark {
         Files.delete(s.oldDir);
         s.oldDir = newDir;
         return newDir;
-    }
-
-    static void deleteTree(Path path) throws IOException {
-        try {
-            Files.deleteIfExists(path);
-        } catch (DirectoryNotEmptyException e) {
-            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
-                for (Path child : children) {
-                    deleteTree(child);
-                }
-            }
-            Files.deleteIfExists(path);
-        }
     }
 }

@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1PodStatus;
 import io.satoken.agent.metrics.AgentMetrics;
+import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshListener;
@@ -15,9 +16,11 @@ import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
+import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import java.nio.file.Files;
@@ -182,6 +185,22 @@ class PodTokensTest {
         assertThat(events).singleElement().asString()
                 .startsWith("web-0 TokenRequestFailed: token for [token]: failed to fetch token")
                 .contains("serviceaccounts \"app\" not found");
+    }
+
+    @Test
+    void clockSkew_isATokenClockSkewEventOnThePod_andNothingForOtherDirectories() throws Exception {
+        pods.apply(pod("web-0", "uid-1", "- path: token\n  audience: vault\n"));
+        TokenDirectory podDir = new TokenDirectory("pod:uid-1", root.resolve("pods/uid-1"), List.of());
+        Projection file = new Projection(new TokenKey("ns", "app", List.of("vault"), 3600,
+                BoundObjectRef.pod("web-0", "uid-1")), "token", 0644, null, null);
+        TokenInfo ahead = new TokenInfo(null, "issuer", "system:serviceaccount:ns:app", List.of("vault"),
+                START.plusSeconds(90), null, START.plusSeconds(3690), "uid-1");
+
+        pods.clockSkew(podDir, file, ahead);
+        pods.clockSkew(new TokenDirectory("static:/etc/x", root.resolve("x"), List.of()), file, ahead);
+
+        assertThat(events).singleElement().asString().startsWith("web-0 TokenClockSkew: token for token was issued at "
+                + START.plusSeconds(90));
     }
 
     private static V1Pod pod(String name, String uid, String annotation) {
