@@ -1,7 +1,7 @@
 package io.satoken.agent.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
-import io.satoken.agent.kube.KubeClients;
+import io.satoken.common.kube.KubeClients;
 import io.satoken.agent.kube.RateLimiter;
 import io.satoken.agent.projection.AgentConfig;
 import io.satoken.agent.projection.AgentConfigParser;

@@ -1,4 +1,4 @@
-package io.satoken.agent.kube;
+package io.satoken.common.kube;
 
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
@@ -15,12 +15,12 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Finds the agent's connection to the API server, the way kubectl-like tools do, in this order:
+ * Finds a satoken process's connection to the API server, the way kubectl-like tools do, in this order:
  *
  * <ol>
  *   <li>the {@code --kubeconfig} file, when given;
  *   <li>in-cluster: the pod's ServiceAccount files under {@value Config#SERVICEACCOUNT_ROOT} and
- *       {@code KUBERNETES_SERVICE_HOST} (a DaemonSet pod);
+ *       {@code KUBERNETES_SERVICE_HOST} (a DaemonSet or Deployment pod);
  *   <li>{@code $KUBECONFIG} (the first existing file of a {@code :}-separated list);
  *   <li>{@code ~/.kube/config} (a node's systemd unit running as a user with a kubeconfig).
  * </ol>
@@ -46,7 +46,7 @@ public final class KubeClients {
     }
 
     /**
-     * A client for the agent's API calls.
+     * A client for the process's API calls.
      *
      * @param kubeconfig the {@code --kubeconfig} flag; null when not given
      * @throws IOException when no configuration is found (the message lists what was tried) or it is unreadable

@@ -1,4 +1,4 @@
-package io.satoken.agent.kube;
+package io.satoken.common.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
