@@ -1,0 +1,86 @@
+package io.satoken.controlplane.tokens;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.kubernetes.client.informer.cache.Lister;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.controlplane.controller.Controller;
+import io.satoken.controlplane.controller.ControllerLoop;
+import io.satoken.controlplane.controller.ControllerMetrics;
+import io.satoken.controlplane.controller.EventHandlers;
+import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.jwt.LegacyTokenGenerator;
+import java.security.SecureRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The legacy tokens controller ({@code tokens}, spec 4a): fills token Secrets, deletes those whose
+ * ServiceAccount is gone, unlinks deleted ones from their account, and with {@code autoCreate} gives every
+ * account a token Secret as v1.17 did. Two queues, one per kind, each key retried at most
+ * {@value #MAX_RETRIES} times (TC-2).
+ */
+public final class TokensController implements Controller {
+
+    public static final String NAME = "tokens";
+    static final int MAX_RETRIES = 10;
+
+    private static final Logger log = LoggerFactory.getLogger(TokensController.class);
+
+    private final ControllerLoop<ServiceAccountKey> serviceAccountLoop;
+    private final ControllerLoop<SecretKey> secretLoop;
+
+    /**
+     * @param rootCa the bundle for {@code ca.crt}; empty for none
+     * @param autoCreate {@code --legacy-token-auto-create}: v1.17's token Secret for every ServiceAccount
+     */
+    public TokensController(Informers informers, ApiClient client, LegacyTokenGenerator generator, byte[] rootCa,
+            boolean autoCreate, int workers, ControllerMetrics metrics) {
+        SecretMutationCache secrets = new SecretMutationCache(informers.tokenSecrets().getIndexer(), Ticker.systemTicker());
+        TokensApi api = new KubeTokensApi(client);
+        SecureRandom random = new SecureRandom();
+        TokenSecretCreation creation = autoCreate ? new TokenSecretCreation(secrets, api, generator, rootCa,
+                ConflictRetry.defaultRetry(), random::nextInt) : null;
+        TokenSync sync = new TokenSync(new Lister<>(informers.serviceAccounts().getIndexer()), secrets, api, generator,
+                rootCa, creation, ConflictRetry.removeReference());
+        this.serviceAccountLoop = new ControllerLoop<>(NAME + "-serviceaccounts", sync::syncServiceAccount, workers,
+                MAX_RETRIES, metrics);
+        this.secretLoop = new ControllerLoop<>(NAME + "-secrets", sync::syncSecret, workers, MAX_RETRIES, metrics);
+        informers.serviceAccounts().addEventHandler(EventHandlers.of(this::queue, this::queue));
+        informers.tokenSecrets().addEventHandler(EventHandlers.of(this::queue, secret -> {
+            secrets.deleted(secret.getMetadata().getNamespace(), secret.getMetadata().getName());
+            queue(secret);
+        }));
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public void start() {
+        serviceAccountLoop.start();
+        secretLoop.start();
+    }
+
+    @Override
+    public void close() {
+        serviceAccountLoop.close();
+        secretLoop.close();
+    }
+
+    private void queue(V1ServiceAccount sa) {
+        ServiceAccountKey.of(sa).ifPresentOrElse(serviceAccountLoop::enqueue,
+                () -> log.error("ignoring a serviceaccount event without namespace, name or uid: {}", sa.getMetadata()));
+    }
+
+    private void queue(V1Secret secret) {
+        SecretKey.of(secret).ifPresentOrElse(secretLoop::enqueue,
+                () -> log.error("ignoring token secret {}/{}: namespace, name, uid or the {} annotation is empty",
+                        secret.getMetadata() == null ? "" : secret.getMetadata().getNamespace(),
+                        secret.getMetadata() == null ? "" : secret.getMetadata().getName(),
+                        SecretKey.SA_NAME_ANNOTATION));
+    }
+}
