@@ -11,6 +11,7 @@ import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
 import io.satoken.controlplane.controller.Informers;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 
 /**
  * The root-CA publisher ({@code root-ca}, spec 8): ConfigMap {@code kube-root-ca.crt} with exactly
@@ -40,21 +41,37 @@ public final class RootCaPublisher implements Controller {
         }, new String(rootCa, StandardCharsets.UTF_8));
         this.loop = new ControllerLoop<>(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
         informers.namespaces().addEventHandler(EventHandlers.of(
-                ns -> loop.enqueue(ns.getMetadata().getName()),
-                (before, after) -> {
-                    if (active(after)) {
-                        loop.enqueue(after.getMetadata().getName());
-                    }
-                },
+                ns -> Triggers.namespaceAdded(ns).ifPresent(loop::enqueue),
+                (before, after) -> Triggers.namespaceUpdated(after).ifPresent(loop::enqueue),
                 EventHandlers.ignore()));
         informers.rootCaConfigMaps().addEventHandler(EventHandlers.of(
                 EventHandlers.ignore(),
-                (before, after) -> loop.enqueue(after.getMetadata().getNamespace()),
-                cm -> loop.enqueue(cm.getMetadata().getNamespace())));
+                (before, after) -> Triggers.configMapChanged(after).ifPresent(loop::enqueue),
+                cm -> Triggers.configMapChanged(cm).ifPresent(loop::enqueue)));
     }
 
-    static boolean active(V1Namespace ns) {
-        return ns.getStatus() != null && "Active".equals(ns.getStatus().getPhase());
+    /** RC-2: which events queue which namespace. */
+    static final class Triggers {
+
+        private Triggers() {
+        }
+
+        /** Any new namespace, whatever its phase. */
+        static Optional<String> namespaceAdded(V1Namespace ns) {
+            return Optional.of(ns.getMetadata().getName());
+        }
+
+        /** An updated namespace only while Active: a terminating one is left alone. */
+        static Optional<String> namespaceUpdated(V1Namespace ns) {
+            return ns.getStatus() != null && "Active".equals(ns.getStatus().getPhase())
+                    ? Optional.of(ns.getMetadata().getName()) : Optional.empty();
+        }
+
+        /** An update or delete of our ConfigMap; other ConfigMaps are not ours to watch. */
+        static Optional<String> configMapChanged(V1ConfigMap cm) {
+            return Informers.ROOT_CA_CONFIGMAP.equals(cm.getMetadata().getName())
+                    ? Optional.of(cm.getMetadata().getNamespace()) : Optional.empty();
+        }
     }
 
     @Override
