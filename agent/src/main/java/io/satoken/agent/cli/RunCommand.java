@@ -1,6 +1,7 @@
 package io.satoken.agent.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.agent.kube.RateLimiter;
 import io.satoken.agent.projection.AgentConfig;
@@ -92,16 +93,10 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private InetSocketAddress address() {
-        int colon = metricsAddress.lastIndexOf(':');
         try {
-            String host = metricsAddress.substring(0, colon);
-            int port = Integer.parseInt(metricsAddress.substring(colon + 1));
-            if (colon < 1 || port < 0 || port > 65535) {
-                throw new IllegalArgumentException();
-            }
-            return new InetSocketAddress(host.startsWith("[") ? host.substring(1, host.length() - 1) : host, port);
-        } catch (RuntimeException e) {
-            throw usage("--metrics-address: expected HOST:PORT, got \"" + metricsAddress + "\"");
+            return HealthServer.parseAddress("--metrics-address", metricsAddress);
+        } catch (IllegalArgumentException e) {
+            throw usage(e.getMessage());
         }
     }
 

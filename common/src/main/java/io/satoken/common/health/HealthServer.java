@@ -33,6 +33,25 @@ public final class HealthServer implements AutoCloseable {
     private HttpServer server;
     private ExecutorService executor;
 
+    /**
+     * Parses a {@code --metrics-address} value: {@code HOST:PORT}, the host possibly a bracketed IPv6 literal.
+     *
+     * @throws IllegalArgumentException naming the flag and the expected form
+     */
+    public static InetSocketAddress parseAddress(String flag, String value) {
+        int colon = value.lastIndexOf(':');
+        try {
+            String host = value.substring(0, colon);
+            int port = Integer.parseInt(value.substring(colon + 1));
+            if (colon < 1 || port < 0 || port > 65535) {
+                throw new IllegalArgumentException();
+            }
+            return new InetSocketAddress(host.startsWith("[") ? host.substring(1, host.length() - 1) : host, port);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(flag + ": expected HOST:PORT, got \"" + value + "\"", e);
+        }
+    }
+
     public HealthServer(InetSocketAddress address, PrometheusMeterRegistry registry,
                         List<Check> liveness, List<Check> readiness) {
         this.requested = address;

@@ -1,15 +1,186 @@
 package io.satoken.controlplane.cli;
 
+import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.common.health.HealthServer;
+import io.satoken.common.kube.KubeClients;
+import io.satoken.controlplane.jwt.KeyFileException;
+import io.satoken.controlplane.jwt.LegacyTokenGenerator;
+import io.satoken.controlplane.jwt.ServiceAccountSigner;
+import io.satoken.controlplane.rootca.RootCaBundle;
+import io.satoken.controlplane.rootca.RootCaPublisher;
+import io.satoken.controlplane.runtime.ControllerSelection;
+import io.satoken.controlplane.runtime.ControlplaneRuntime;
+import io.satoken.controlplane.tokens.TokensController;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /** {@code satoken-controlplane run}: runs the selected controllers until stopped or leadership is lost. */
-@Command(name = "run", mixinStandardHelpOptions = true,
-        description = "Run the controllers against the cluster.")
+@Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Run the controllers against the cluster.",
+                "Exit codes: 0 stopped by a signal, 1 lost leadership or failed, 2 bad flags, key or CA file."})
 final class RunCommand implements Callable<Integer> {
 
+    /** Where a pod finds the cluster's CA when {@code --root-ca-file} is not given. */
+    static final Path IN_CLUSTER_CA = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--kubeconfig", paramLabel = "FILE",
+            description = "Kubeconfig to use; default: in-cluster, then $KUBECONFIG, then ~/.kube/config.")
+    Path kubeconfig;
+
+    @Option(names = "--controllers", paramLabel = "LIST", defaultValue = "*",
+            description = "Controllers to run: tokens, serviceaccounts, root-ca, aggregation; '*' for all, "
+                    + "'-name' disables one (default: ${DEFAULT-VALUE}).")
+    String controllers;
+
+    @Option(names = "--service-account-private-key-file", paramLabel = "FILE",
+            description = "PEM private key (RSA, or EC P-256/384/521; PKCS#1, PKCS#8 or SEC1) that signs legacy "
+                    + "token Secrets. Required by the tokens controller.")
+    Path privateKeyFile;
+
+    @Option(names = "--root-ca-file", paramLabel = "FILE",
+            description = "PEM CA bundle put in token Secrets (ca.crt) and in every kube-root-ca.crt ConfigMap; "
+                    + "default in a pod: " + "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt.")
+    Path rootCaFile;
+
+    @Option(names = "--legacy-token-auto-create", defaultValue = "false",
+            description = "Create a <sa>-token-xxxxx Secret for every ServiceAccount and list it in .secrets, as "
+                    + "Kubernetes 1.17 did (default: ${DEFAULT-VALUE}, the 1.30 behaviour).")
+    boolean legacyTokenAutoCreate;
+
+    @Option(names = "--concurrent-syncs", paramLabel = "N", defaultValue = "5",
+            description = "Workers per controller queue (default: ${DEFAULT-VALUE}).")
+    int concurrentSyncs;
+
+    @Option(names = "--leader-elect", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Run the controllers only while holding a Lease (default: ${DEFAULT-VALUE}).")
+    boolean leaderElect;
+
+    @Option(names = "--leader-elect-namespace", paramLabel = "NS", defaultValue = "kube-system",
+            description = "Namespace of the Lease (default: ${DEFAULT-VALUE}).")
+    String leaderElectNamespace;
+
+    @Option(names = "--leader-elect-resource-name", paramLabel = "NAME", defaultValue = "satoken-controlplane",
+            description = "Name of the Lease (default: ${DEFAULT-VALUE}).")
+    String leaderElectName;
+
+    @Option(names = "--leader-elect-lease-duration", paramLabel = "DURATION", defaultValue = "15s",
+            converter = DurationConverter.class,
+            description = "How long followers wait before taking over an unrenewed Lease (default: ${DEFAULT-VALUE}).")
+    Duration leaseDuration;
+
+    @Option(names = "--leader-elect-renew-deadline", paramLabel = "DURATION", defaultValue = "10s",
+            converter = DurationConverter.class,
+            description = "How long the leader keeps trying to renew before giving up (default: ${DEFAULT-VALUE}).")
+    Duration renewDeadline;
+
+    @Option(names = "--leader-elect-retry-period", paramLabel = "DURATION", defaultValue = "2s",
+            converter = DurationConverter.class,
+            description = "Pause between tries to acquire or renew (default: ${DEFAULT-VALUE}).")
+    Duration retryPeriod;
+
+    @Option(names = "--metrics-address", paramLabel = "HOST:PORT", defaultValue = "0.0.0.0:10260",
+            description = "Where /healthz, /readyz and /metrics are served (default: ${DEFAULT-VALUE}).")
+    String metricsAddress;
+
     @Override
-    public Integer call() {
-        return 0;
+    public Integer call() throws Exception {
+        Set<String> selected;
+        InetSocketAddress address;
+        try {
+            selected = ControllerSelection.parse(controllers);
+            address = HealthServer.parseAddress("--metrics-address", metricsAddress);
+        } catch (IllegalArgumentException e) {
+            throw usage(e.getMessage());
+        }
+        if (concurrentSyncs < 1) {
+            throw usage("--concurrent-syncs must be at least 1, got " + concurrentSyncs);
+        }
+        if (!(leaseDuration.compareTo(renewDeadline) > 0 && renewDeadline.compareTo(retryPeriod) > 0)) {
+            throw usage("leader election needs lease duration > renew deadline > retry period, got "
+                    + leaseDuration + " > " + renewDeadline + " > " + retryPeriod);
+        }
+        LegacyTokenGenerator signer = null;
+        if (selected.contains(TokensController.NAME)) {
+            if (privateKeyFile == null) {
+                throw usage("the tokens controller needs --service-account-private-key-file"
+                        + " (or leave it out: --controllers=*,-tokens)");
+            }
+            try {
+                signer = ServiceAccountSigner.load(privateKeyFile);
+            } catch (KeyFileException e) {
+                throw usage(e.getMessage());
+            }
+        }
+        byte[] rootCa = new byte[0];
+        Path caFile = rootCaFile != null ? rootCaFile : Files.isRegularFile(IN_CLUSTER_CA) ? IN_CLUSTER_CA : null;
+        if (caFile != null) {
+            try {
+                rootCa = RootCaBundle.load(caFile);
+            } catch (IllegalArgumentException e) {
+                throw usage(e.getMessage());
+            }
+        } else if (selected.contains(RootCaPublisher.NAME)) {
+            throw usage("the root-ca controller needs --root-ca-file (or leave it out: --controllers=*,-root-ca)");
+        }
+
+        ApiClient client = KubeClients.fromFlags(kubeconfig);
+        ApiClient watchClient = KubeClients.fromFlags(kubeconfig);
+        watchClient.setReadTimeout(0); // a watch is one long request
+        ControlplaneRuntime.LeaderElection election = leaderElect
+                ? new ControlplaneRuntime.LeaderElection(leaderElectNamespace, leaderElectName, identity(),
+                        leaseDuration, renewDeadline, retryPeriod)
+                : null;
+        ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(selected, signer, rootCa,
+                legacyTokenAutoCreate, concurrentSyncs, address, election), client, watchClient);
+        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close, "satoken-shutdown"));
+        runtime.startServing();
+        return runtime.run();
+    }
+
+    /** Upstream's form: the host name and a UUID, so two processes on one host never share an identity. */
+    static String identity() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            host = "unknown";
+        }
+        return host + "_" + UUID.randomUUID();
+    }
+
+    private CommandLine.ParameterException usage(String message) {
+        return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+
+    /** Go-style durations as kube-controller-manager takes them: 15s, 500ms, 2m, 1h. */
+    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            var m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h)").matcher(value);
+            if (!m.matches()) {
+                throw new CommandLine.TypeConversionException("expected a duration like 15s, 500ms, 2m, got \""
+                        + value + "\"");
+            }
+            long n = Long.parseLong(m.group(1));
+            return switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                default -> Duration.ofHours(n);
+            };
+        }
     }
 }

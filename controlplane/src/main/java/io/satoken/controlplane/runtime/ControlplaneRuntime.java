@@ -1,0 +1,195 @@
+package io.satoken.controlplane.runtime;
+
+import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
+import io.kubernetes.client.extended.leaderelection.LeaderElector;
+import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import io.kubernetes.client.openapi.ApiClient;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.satoken.common.health.HealthServer;
+import io.satoken.controlplane.controller.Controller;
+import io.satoken.controlplane.controller.ControllerMetrics;
+import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.jwt.LegacyTokenGenerator;
+import io.satoken.controlplane.rootca.RootCaPublisher;
+import io.satoken.controlplane.serviceaccounts.ServiceAccountsController;
+import io.satoken.controlplane.tokens.TokensController;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The control plane process: the health and metrics server, then, while it leads (or at once without
+ * leader election), the shared informers and the selected controllers.
+ *
+ * <p>Losing the Lease ends {@link #run()} with exit code 1: the controllers' state is not torn down and
+ * rebuilt in place; the process exits and the Deployment restarts it as a follower, which is simple and
+ * cannot leave two leaders writing.
+ */
+public final class ControlplaneRuntime implements AutoCloseable {
+
+    /** What {@code run} was asked to do. */
+    public record Settings(Set<String> controllers, LegacyTokenGenerator signer, byte[] rootCa,
+            boolean legacyTokenAutoCreate, int concurrentSyncs, InetSocketAddress metricsAddress,
+            LeaderElection leaderElection) {
+    }
+
+    /** {@code --leader-elect*}: the Lease and its timings; null settings mean no election. */
+    public record LeaderElection(String namespace, String name, String identity, Duration leaseDuration,
+            Duration renewDeadline, Duration retryPeriod) {
+    }
+
+    /** How {@link #run()} ended. */
+    public static final int EXIT_STOPPED = 0;
+    public static final int EXIT_LOST_LEADERSHIP = 1;
+
+    private static final Logger log = LoggerFactory.getLogger(ControlplaneRuntime.class);
+
+    private final Settings settings;
+    private final ApiClient client;
+    private final ApiClient watchClient;
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final HealthServer health;
+    private final AtomicBoolean leading = new AtomicBoolean();
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final List<Controller> controllers = new CopyOnWriteArrayList<>();
+    private volatile Informers informers;
+    private volatile boolean controllersStarted;
+    private LeaderElector elector;
+
+    public ControlplaneRuntime(Settings settings, ApiClient client, ApiClient watchClient) {
+        this.settings = settings;
+        this.client = client;
+        this.watchClient = watchClient;
+        ApiRequestMetrics.instrument(client, registry);
+        ApiRequestMetrics.instrument(watchClient, registry);
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        Gauge.builder("satoken_controlplane_leader", () -> leading.get() ? 1 : 0)
+                .description("1 while this process holds the Lease (always 1 without leader election)")
+                .register(registry);
+        // a follower is ready: it serves metrics and takes over when the leader goes; a leader is ready once
+        // its caches have synced
+        this.health = new HealthServer(settings.metricsAddress(), registry,
+                List.of(new HealthServer.Check("ping", () -> true)),
+                List.of(new HealthServer.Check("controllers-synced", () -> !leading.get() || controllersStarted)));
+    }
+
+    /** Serves {@code /healthz}, {@code /readyz} and {@code /metrics}. */
+    public void startServing() throws IOException {
+        health.start();
+        log.info("serving /healthz, /readyz and /metrics on {}", health.address());
+    }
+
+    /**
+     * Runs the controllers until {@link #close()} ({@link #EXIT_STOPPED}) or until the Lease is lost
+     * ({@link #EXIT_LOST_LEADERSHIP}). Blocks.
+     */
+    public int run() throws InterruptedException {
+        LeaderElection election = settings.leaderElection();
+        if (election == null) {
+            leading.set(true);
+            startControllers();
+            stopped.await();
+            return EXIT_STOPPED;
+        }
+        LeaderElectionConfig config = new LeaderElectionConfig(
+                new LeaseLock(election.namespace(), election.name(), election.identity(), client),
+                election.leaseDuration(), election.renewDeadline(), election.retryPeriod());
+        synchronized (this) {
+            if (stopping.get()) {
+                return EXIT_STOPPED;
+            }
+            elector = new LeaderElector(config);
+        }
+        log.info("waiting to lead: Lease {}/{} as {}", election.namespace(), election.name(), election.identity());
+        elector.run(() -> {
+            leading.set(true);
+            log.info("leading: Lease {}/{}", election.namespace(), election.name());
+            try {
+                startControllers();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, () -> leading.set(false), leader -> log.info("the leader is {}", leader));
+        if (stopping.get()) {
+            return EXIT_STOPPED;
+        }
+        log.error("lost the Lease {}/{}; exiting so that only the new leader writes", election.namespace(),
+                election.name());
+        return EXIT_LOST_LEADERSHIP;
+    }
+
+    /** The address the health server is bound to. */
+    public InetSocketAddress healthAddress() {
+        return health.address();
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    /** True while this process holds the Lease, or always without leader election. */
+    public boolean leading() {
+        return leading.get();
+    }
+
+    @Override
+    public void close() {
+        stopping.set(true);
+        synchronized (this) {
+            if (elector != null) {
+                elector.close();
+            }
+        }
+        controllers.forEach(Controller::close);
+        if (informers != null) {
+            informers.close();
+        }
+        health.close();
+        stopped.countDown();
+    }
+
+    private void startControllers() throws InterruptedException {
+        Informers shared = new Informers(watchClient);
+        informers = shared;
+        ControllerMetrics metrics = new ControllerMetrics(registry);
+        int workers = settings.concurrentSyncs();
+        for (String name : settings.controllers()) {
+            controllers.add(switch (name) {
+                case TokensController.NAME -> new TokensController(shared, client, settings.signer(), settings.rootCa(),
+                        settings.legacyTokenAutoCreate(), workers, metrics);
+                case ServiceAccountsController.NAME -> new ServiceAccountsController(shared, client, workers, metrics);
+                case RootCaPublisher.NAME -> new RootCaPublisher(shared, client, settings.rootCa(), workers, metrics);
+                default -> throw new IllegalStateException("controller " + name + " is not built yet");
+            });
+        }
+        shared.start();
+        while (!shared.synced()) {
+            if (stopping.get()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        controllers.forEach(Controller::start);
+        controllersStarted = true;
+        log.info("caches synced; running controllers {}", settings.controllers());
+    }
+}
