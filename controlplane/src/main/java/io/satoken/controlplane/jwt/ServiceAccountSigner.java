@@ -18,7 +18,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
 import java.security.PublicKey;
-import java.security.SecureRandom;
 import java.security.interfaces.ECPrivateKey;
 import java.security.interfaces.RSAPrivateCrtKey;
 import java.text.ParseException;
@@ -51,13 +50,6 @@ public final class ServiceAccountSigner implements LegacyTokenGenerator {
     public static final String LEGACY_ISSUER = "kubernetes/serviceaccount";
 
     private static final String CLAIM_PREFIX = "kubernetes.io/serviceaccount/";
-
-    /**
-     * nimbus makes a new {@link SecureRandom} for every ECDSA signature when none is set; one shared
-     * instance (thread-safe, per its contract) avoids that per-token cost. RSA PKCS#1 v1.5 signing is
-     * deterministic and does not use it.
-     */
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final JWSAlgorithm algorithm;
     private final PublicKey publicKey;
@@ -110,18 +102,18 @@ public final class ServiceAccountSigner implements LegacyTokenGenerator {
                     throw new IllegalArgumentException("EC curve " + (curve == null ? "(unnamed)" : curve.getStdName())
                             + " is not supported (want P-256, P-384 or P-521)");
                 }
-                ECDSASigner signer = new ECDSASigner(ec);
-                signer.getJCAContext().setSecureRandom(RANDOM);
-                return new ServiceAccountSigner(alg, PublicKeyDerivation.of(ec, curve), signer);
+                return new ServiceAccountSigner(alg, PublicKeyDerivation.of(ec, curve), new ECDSASigner(ec));
             }
         } catch (JOSEException e) {
             throw new IllegalArgumentException("the key cannot sign (" + e.getMessage() + ")", e);
         }
         if (privateKey.getAlgorithm().equals("RSA")) {
             // PKCS#1 and PKCS#8 always carry them; only a key built in memory can lack them
-            throw new IllegalArgumentException("RSA private key without its CRT fields: the public key cannot be derived");
+            throw new IllegalArgumentException(
+                    "RSA private key without its CRT fields: the public key cannot be derived");
         }
-        throw new IllegalArgumentException("unsupported key type " + privateKey.getAlgorithm() + " (" + PrivateKeyPem.WANT + ")");
+        throw new IllegalArgumentException(
+                "unsupported key type " + privateKey.getAlgorithm() + " (" + PrivateKeyPem.WANT + ")");
     }
 
     /** CL-1..CL-3, and nothing else: no exp, iat, nbf, aud or jti. */
@@ -158,11 +150,11 @@ public final class ServiceAccountSigner implements LegacyTokenGenerator {
 
     /**
      * The {@code kid} header, derived as kube-apiserver's {@code keyIDFromPublicKey} does: SHA-256 of the
-     * public key's DER SubjectPublicKeyInfo, base64url without padding. kube-apiserver first looks up the
-     * keys with this ID; if none matches it rejects the token ("no keys found") without trying the others.
-     * Java's X.509 encoding is the one Go's {@code x509.MarshalPKIXPublicKey} writes (RSA with NULL
-     * parameters; EC with the curve's OID and an uncompressed point), which {@link PublicKeyDerivation}
-     * checks for EC.
+     * public key's DER SubjectPublicKeyInfo, base64url without padding. Newer kube-apiservers choose the
+     * verification key by this ID and reject a token whose kid names none of theirs ("no keys found"); v1.26
+     * still tries every key, so there a wrong kid would go unnoticed until the next upgrade. Java's X.509
+     * encoding is the one Go's {@code x509.MarshalPKIXPublicKey} writes (RSA with NULL parameters; EC with
+     * the curve's OID and an uncompressed point), which {@link PublicKeyDerivation} checks for EC.
      */
     public String keyId() {
         return keyId;

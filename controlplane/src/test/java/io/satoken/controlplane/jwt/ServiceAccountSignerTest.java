@@ -48,7 +48,8 @@ class ServiceAccountSignerTest {
         String p384Kid = "6igrdK_XPx73TjaceGLrwV4fQ_9gbxGRx7zd1miHDdg";
         return Stream.of(
                 new Signs("RSA 2048 PKCS#1", "rsa-pkcs1.pem", "RS256", rsaKid, "SHA256withRSA", 256),
-                new Signs("RSA 2048 PKCS#8, same key, same kid", "rsa-pkcs8.pem", "RS256", rsaKid, "SHA256withRSA", 256),
+                new Signs("RSA 2048 PKCS#8, same key, same kid", "rsa-pkcs8.pem", "RS256", rsaKid,
+                        "SHA256withRSA", 256),
                 // kube-apiserver accepts any RSA size, so we do too
                 new Signs("RSA 1024 PKCS#1", "rsa-1024-pkcs1.pem", "RS256",
                         "lAh3Xg09NsnM1bPld59p_9bVap0FNjpK1ZV_gx8GxtA", "SHA256withRSA", 128),

@@ -43,7 +43,8 @@ public final class TestKeys {
 
     /** {@code -----BEGIN PUBLIC KEY-----}: the X.509 SubjectPublicKeyInfo, base64 in 64-column lines. */
     public static String publicKeyPem(PublicKey key) {
-        String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(key.getEncoded());
+        Base64.Encoder mime = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
+        String body = mime.encodeToString(key.getEncoded());
         return "-----BEGIN PUBLIC KEY-----\n" + body + "\n-----END PUBLIC KEY-----\n";
     }
 }
