@@ -1,0 +1,86 @@
+package io.satoken.controlplane.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@code satoken-controlplane run} refuses bad flags, key and CA files before it touches the cluster:
+ * exit 2 with one line naming the flag, the file and the rule.
+ */
+class RunCommandTest {
+
+    record Case(String name, List<String> args, String expectedError) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    @TempDir
+    static Path tmp;
+
+    @BeforeEach
+    void files() throws IOException {
+        Files.writeString(tmp.resolve("not-pem.crt"), "hello\n");
+    }
+
+    static Stream<Case> badInput() throws URISyntaxException {
+        Path keys = Path.of(RunCommandTest.class.getResource("/keys/rsa-pkcs8.pem").toURI()).getParent();
+        String rsaKey = keys.resolve("rsa-pkcs8.pem").toString();
+        String caFile = keys.resolve("certificate.pem").toString();
+        return Stream.of(
+                new Case("tokens without a key", List.of("--root-ca-file", caFile),
+                        "the tokens controller needs --service-account-private-key-file"),
+                new Case("missing key file", List.of("--service-account-private-key-file", "/nonexistent/key.pem",
+                        "--root-ca-file", caFile), "--service-account-private-key-file /nonexistent/key.pem: not found"),
+                new Case("unsupported key type", List.of("--service-account-private-key-file",
+                        keys.resolve("ed25519-pkcs8.pem").toString(), "--root-ca-file", caFile), "unsupported key type"),
+                new Case("encrypted key", List.of("--service-account-private-key-file",
+                        keys.resolve("encrypted-pkcs8.pem").toString(), "--root-ca-file", caFile), "encrypted"),
+                new Case("CA file that is not PEM", List.of("--service-account-private-key-file", rsaKey,
+                        "--root-ca-file", "NOTPEM"), "not a PEM certificate bundle"),
+                new Case("missing CA file", List.of("--service-account-private-key-file", rsaKey,
+                        "--root-ca-file", "/nonexistent/ca.crt"), "--root-ca-file /nonexistent/ca.crt: not found"),
+                new Case("root-ca without a CA", List.of("--service-account-private-key-file", rsaKey),
+                        "the root-ca controller needs --root-ca-file"),
+                new Case("unknown controller", List.of("--controllers=*,bogus"),
+                        "--controllers: unknown controller \"bogus\""),
+                new Case("bad metrics address", List.of("--controllers=serviceaccounts", "--metrics-address=9090"),
+                        "--metrics-address: expected HOST:PORT, got \"9090\""),
+                new Case("bad duration", List.of("--controllers=serviceaccounts", "--leader-elect-lease-duration=soon"),
+                        "expected a duration like 15s"),
+                new Case("renew deadline not below the lease", List.of("--controllers=serviceaccounts",
+                        "--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=10s"),
+                        "lease duration > renew deadline > retry period"),
+                new Case("no workers", List.of("--controllers=serviceaccounts", "--concurrent-syncs=0"),
+                        "--concurrent-syncs must be at least 1, got 0"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource
+    void badInput(Case c) {
+        List<String> args = new ArrayList<>(List.of("run"));
+        c.args().forEach(a -> args.add(a.equals("NOTPEM") ? tmp.resolve("not-pem.crt").toString() : a));
+        StringWriter err = new StringWriter();
+
+        int code = ControlplaneCommand.execute(new PrintWriter(new StringWriter()), new PrintWriter(err, true),
+                args.toArray(String[]::new));
+
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString()).startsWith("satoken-controlplane run: ").contains(c.expectedError())
+                .doesNotContain("MII").hasLineCount(1); // never key material
+    }
+}
