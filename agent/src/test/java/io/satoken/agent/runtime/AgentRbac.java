@@ -2,14 +2,10 @@ package io.satoken.agent.runtime;
 
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
-import io.kubernetes.client.openapi.models.V1ClusterRole;
-import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.kubernetes.client.util.Yaml;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.Manifests;
 import java.io.File;
 import java.io.IOException;
 
@@ -38,33 +34,14 @@ public final class AgentRbac {
     }
 
     private static void apply(KubeApiServer server) throws IOException, ApiException {
-        CoreV1Api core = new CoreV1Api(server.adminClient());
-        RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(server.adminClient());
-        ignoreConflict(() -> core.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(NAMESPACE))).execute());
-        for (Object o : Yaml.loadAll(MANIFEST)) {
-            if (o instanceof V1ServiceAccount sa) {
-                ignoreConflict(() -> core.createNamespacedServiceAccount(NAMESPACE, sa).execute());
-            } else if (o instanceof V1ClusterRole role) {
-                ignoreConflict(() -> rbac.createClusterRole(role).execute());
-            } else if (o instanceof V1ClusterRoleBinding binding) {
-                ignoreConflict(() -> rbac.createClusterRoleBinding(binding).execute());
-            } else {
-                throw new IllegalStateException("unexpected object in " + MANIFEST + ": " + o.getClass());
-            }
-        }
-    }
-
-    private interface Call {
-        Object run() throws ApiException;
-    }
-
-    private static void ignoreConflict(Call call) throws ApiException {
         try {
-            call.run();
+            new CoreV1Api(server.adminClient()).createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(NAMESPACE)))
+                    .execute();
         } catch (ApiException e) {
             if (e.getCode() != 409) {
                 throw e;
             }
         }
+        Manifests.apply(server, MANIFEST.toPath());
     }
 }
