@@ -154,6 +154,7 @@ public final class AggregationLoad {
             observer.awaitConverged(System.nanoTime() + TimeUnit.MINUTES.toNanos(10));
             say("%s: initial aggregation done %.1f s after start", side, secs(System.nanoTime() - spawned));
             double startCpu = awaitQuietCpu(pid);
+            Map<String, Double> threadsBefore = threadCpu(pid);
             long apiPid = pidWith("--secure-port=" + URI.create(server.url()).getPort());
 
             Map<String, Double> requestsBefore = clusterRoleRequests(server);
@@ -177,6 +178,10 @@ public final class AggregationLoad {
             }
             double flipWall = secs(System.nanoTime() - flipsFrom);
             double flipCpu = awaitQuietCpu(pid) - startCpu;
+            say("%s: CPU s during the flips by thread (names without digits): %s", side,
+                    delta(threadsBefore, threadCpu(pid)).entrySet().stream().filter(e -> e.getValue() >= 0.005)
+                            .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                            .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue())).toList());
             double apiServerFlipCpu = cpu(apiPid) - apiBefore;
             observer.countChanges(false);
             Map<String, Double> requests = delta(requestsBefore, clusterRoleRequests(server));
@@ -378,6 +383,24 @@ public final class AggregationLoad {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
         String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // utime is field 14, stime 15
         return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK;
+    }
+
+    /** CPU seconds of the process's threads, summed by thread name with digits dropped ("C2 CompilerThre"). */
+    private static Map<String, Double> threadCpu(long pid) throws IOException {
+        Map<String, Double> byName = new TreeMap<>();
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    String name = Files.readString(task.resolve("comm")).strip().replaceAll("[0-9]+", "#");
+                    String stat = Files.readString(task.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    byName.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK, Double::sum);
+                } catch (IOException gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return byName;
     }
 
     private static long pidWith(String arg) throws IOException {
