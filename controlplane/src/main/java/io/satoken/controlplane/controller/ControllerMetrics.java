@@ -16,6 +16,11 @@ public final class ControllerMetrics {
         this.registry = registry;
     }
 
+    /** The registry, for a controller's own meters next to these. */
+    public MeterRegistry registry() {
+        return registry;
+    }
+
     void queueDepth(String controller, IntSupplier depth) {
         Gauge.builder("satoken_controller_queue_depth", depth::getAsInt)
                 .description("Keys waiting in the controller's work queue")
