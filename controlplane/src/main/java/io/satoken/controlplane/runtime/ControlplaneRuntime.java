@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.satoken.common.health.HealthServer;
+import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.Informers;
@@ -172,13 +173,15 @@ public final class ControlplaneRuntime implements AutoCloseable {
         informers = shared;
         ControllerMetrics metrics = new ControllerMetrics(registry);
         int workers = settings.concurrentSyncs();
+        // every controller registers its handlers and indexers before the informers start
         for (String name : settings.controllers()) {
             controllers.add(switch (name) {
                 case TokensController.NAME -> new TokensController(shared, client, settings.signer(), settings.rootCa(),
                         settings.legacyTokenAutoCreate(), workers, metrics);
                 case ServiceAccountsController.NAME -> new ServiceAccountsController(shared, client, workers, metrics);
                 case RootCaPublisher.NAME -> new RootCaPublisher(shared, client, settings.rootCa(), workers, metrics);
-                default -> throw new IllegalStateException("controller " + name + " is not built yet");
+                case AggregationController.NAME -> new AggregationController(shared, client, workers, metrics);
+                default -> throw new IllegalStateException("unknown controller " + name);
             });
         }
         shared.start();

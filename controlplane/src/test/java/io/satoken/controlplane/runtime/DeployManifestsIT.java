@@ -7,7 +7,13 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
+import io.kubernetes.client.openapi.models.V1AggregationRule;
+import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.openapi.models.V1Deployment;
+import io.kubernetes.client.openapi.models.V1LabelSelector;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1PolicyRule;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.util.Yaml;
@@ -19,7 +25,6 @@ import io.satoken.controlplane.rootca.RootCaBundle;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -45,7 +50,7 @@ class DeployManifestsIT {
                 "satoken-controlplane", "deploy-it", Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
         CoreV1Api admin = new CoreV1Api(server.adminClient());
         try (ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(
-                Set.of("tokens", "serviceaccounts", "root-ca"), ServiceAccountSigner.load(server.serviceAccountSigningKey()),
+                ControllerSelection.parse("*"), ServiceAccountSigner.load(server.serviceAccountSigningKey()),
                 RootCaBundle.load(server.servingCertificate()), true, 2, new InetSocketAddress("127.0.0.1", 0), election),
                 client, watchClient)) {
             Thread t = new Thread(() -> {
@@ -68,6 +73,18 @@ class DeployManifestsIT {
             assertThat(secret.getData()).containsKeys("token", "namespace", "ca.crt");
             assertThat(new CoordinationV1Api(server.adminClient()).readNamespacedLease("satoken-controlplane", NS)
                     .execute().getSpec().getHolderIdentity()).isEqualTo("deploy-it");
+
+            RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(server.adminClient());
+            rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name(ns + "-agg"))
+                    .aggregationRule(new V1AggregationRule().addClusterRoleSelectorsItem(
+                            new V1LabelSelector().putMatchLabelsItem("aggregate-to", ns)))).execute();
+            rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name(ns + "-part")
+                    .putLabelsItem("aggregate-to", ns)).addRulesItem(new V1PolicyRule().addApiGroupsItem("")
+                    .addResourcesItem("pods").addVerbsItem("get"))).execute();
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                var rules = rbac.readClusterRole(ns + "-agg").execute().getRules();
+                return rules != null && rules.size() == 1;
+            });
 
             admin.deleteNamespacedServiceAccount("default", ns).execute(); // delete + recreate + a new token
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
