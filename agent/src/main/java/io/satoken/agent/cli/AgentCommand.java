@@ -1,5 +1,6 @@
 package io.satoken.agent.cli;
 
+import io.satoken.common.cli.ExitCodes;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -35,24 +36,7 @@ public final class AgentCommand implements Runnable {
     /** As {@link #execute(PrintWriter, PrintWriter, String...)}, with commands made by {@code factory} (test seams). */
     static int execute(CommandLine.IFactory factory, PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new AgentCommand(), factory);
-        cli.setOut(out);
-        cli.setErr(err);
-        cli.setParameterExceptionHandler(AgentCommand::usageError);
-        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            String name = commandLine.getCommandSpec().qualifiedName();
-            commandLine.getErr().println(name + ": " + e.getMessage());
-            // a flag or config found bad only when the command ran is still bad usage
-            return e instanceof CommandLine.ParameterException ? CommandLine.ExitCode.USAGE : 1;
-        });
-        return cli.execute(args);
-    }
-
-    /** Bad flags: one line naming the problem, exit 2 (no usage dump; {@code --help} has it). */
-    private static int usageError(CommandLine.ParameterException e, String[] args) {
-        CommandLine cmd = e.getCommandLine();
-        cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + e.getMessage()
-                + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
-        return CommandLine.ExitCode.USAGE;
+        return ExitCodes.execute(cli, out, err, args);
     }
 
     static final class Version implements CommandLine.IVersionProvider {

@@ -1,5 +1,6 @@
 package io.satoken.controlplane.cli;
 
+import io.satoken.common.cli.ExitCodes;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -29,23 +30,7 @@ public final class ControlplaneCommand implements Runnable {
     /** Runs the command line in-process. Exit codes: 0 success, 1 the command failed, 2 bad usage. */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new ControlplaneCommand());
-        cli.setOut(out);
-        cli.setErr(err);
-        cli.setParameterExceptionHandler(ControlplaneCommand::usageError);
-        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            commandLine.getErr().println(commandLine.getCommandSpec().qualifiedName() + ": " + e.getMessage());
-            // a key or CA file found bad only when the command ran is still bad usage
-            return e instanceof CommandLine.ParameterException ? CommandLine.ExitCode.USAGE : 1;
-        });
-        return cli.execute(args);
-    }
-
-    /** Bad flags: one line naming the problem, exit 2 (no usage dump; {@code --help} has it). */
-    private static int usageError(CommandLine.ParameterException e, String[] args) {
-        CommandLine cmd = e.getCommandLine();
-        cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + e.getMessage()
-                + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
-        return CommandLine.ExitCode.USAGE;
+        return ExitCodes.execute(cli, out, err, args);
     }
 
     static final class Version implements CommandLine.IVersionProvider {
