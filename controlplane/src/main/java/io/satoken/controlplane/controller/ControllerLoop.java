@@ -2,8 +2,11 @@ package io.satoken.controlplane.controller;
 
 import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
 import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
-import io.kubernetes.client.extended.workqueue.ratelimiter.DefaultControllerRateLimiter;
+import io.kubernetes.client.extended.workqueue.ratelimiter.BucketRateLimiter;
+import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
+import io.kubernetes.client.extended.workqueue.ratelimiter.MaxOfRateLimiter;
 import io.kubernetes.client.extended.workqueue.ratelimiter.RateLimiter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -39,7 +42,16 @@ public final class ControllerLoop<K> implements AutoCloseable {
 
     public ControllerLoop(String name, Reconciler<K> reconciler, int workers, int maxRetries,
             ControllerMetrics metrics) {
-        this(name, reconciler, workers, maxRetries, metrics, new DefaultControllerRateLimiter<>());
+        this(name, reconciler, workers, maxRetries, metrics, upstreamDefault());
+    }
+
+    /**
+     * client-go's {@code DefaultControllerRateLimiter}: per key 5 ms doubling to 1000 s, and overall a bucket
+     * of 100 refilled at 10 per second. (client-java's class of that name refills 10 per minute.)
+     */
+    static <K> RateLimiter<K> upstreamDefault() {
+        return new MaxOfRateLimiter<>(new ItemExponentialFailureRateLimiter<>(Duration.ofMillis(5), Duration.ofSeconds(1000)),
+                new BucketRateLimiter<>(100, 10, Duration.ofSeconds(1)));
     }
 
     /** As the public constructor, with the backoff given (tests use a zero-delay limiter). */

@@ -43,7 +43,9 @@ class ControllerLoopTest {
 
     @AfterEach
     void close() {
-        loop.close();
+        if (loop != null) {
+            loop.close();
+        }
     }
 
     @Test
@@ -112,5 +114,18 @@ class ControllerLoopTest {
 
         assertThat(calls).containsExactly("a", "b");
         assertThat(registry.get("satoken_controller_queue_depth").gauge().value()).isZero();
+    }
+
+    @Test
+    void defaultLimiter_isClientGos_perKeyExponentialAndTenPerSecondOverall() {
+        RateLimiter<String> limiter = ControllerLoop.upstreamDefault();
+
+        assertThat(limiter.when("a")).isEqualTo(Duration.ofMillis(5));
+        assertThat(limiter.when("a")).isEqualTo(Duration.ofMillis(10));
+        for (int i = 0; i < 98; i++) {
+            limiter.when("k" + i); // the rest of the bucket's burst of 100
+        }
+        // the 101st token comes within a tenth of a second, not after six seconds (10 per minute)
+        assertThat(limiter.when("b")).isLessThanOrEqualTo(Duration.ofMillis(100));
     }
 }
