@@ -1,5 +1,7 @@
 package io.satoken.controlplane.controller;
 
+import io.kubernetes.client.common.KubernetesListObject;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
@@ -15,6 +17,7 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1ServiceAccountList;
+import io.kubernetes.client.util.CallGenerator;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -36,11 +39,6 @@ public final class Informers implements AutoCloseable {
     private final CoreV1Api core;
     private final RbacAuthorizationV1Api rbac;
     private final List<SharedIndexInformer<?>> made = new ArrayList<>();
-    private SharedIndexInformer<V1Namespace> namespaces;
-    private SharedIndexInformer<V1ServiceAccount> serviceAccounts;
-    private SharedIndexInformer<V1Secret> tokenSecrets;
-    private SharedIndexInformer<V1ConfigMap> rootCaConfigMaps;
-    private SharedIndexInformer<V1ClusterRole> clusterRoles;
 
     /**
      * @param watchClient a client without a read timeout: a watch is a long-lived request
@@ -51,58 +49,38 @@ public final class Informers implements AutoCloseable {
         this.rbac = new RbacAuthorizationV1Api(watchClient);
     }
 
-    public synchronized SharedIndexInformer<V1Namespace> namespaces() {
-        if (namespaces == null) {
-            namespaces = register(factory.sharedIndexInformerFor(
-                    p -> core.listNamespace().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
-                            .watch(p.watch).buildCall(null),
-                    V1Namespace.class, V1NamespaceList.class, 0));
-        }
-        return namespaces;
+    public SharedIndexInformer<V1Namespace> namespaces() {
+        return informer(V1Namespace.class, V1NamespaceList.class,
+                p -> core.listNamespace().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
+                        .watch(p.watch).buildCall(null));
     }
 
-    public synchronized SharedIndexInformer<V1ServiceAccount> serviceAccounts() {
-        if (serviceAccounts == null) {
-            serviceAccounts = register(factory.sharedIndexInformerFor(
-                    p -> core.listServiceAccountForAllNamespaces().resourceVersion(p.resourceVersion)
-                            .timeoutSeconds(p.timeoutSeconds).watch(p.watch).buildCall(null),
-                    V1ServiceAccount.class, V1ServiceAccountList.class, 0));
-        }
-        return serviceAccounts;
+    public SharedIndexInformer<V1ServiceAccount> serviceAccounts() {
+        return informer(V1ServiceAccount.class, V1ServiceAccountList.class,
+                p -> core.listServiceAccountForAllNamespaces().resourceVersion(p.resourceVersion)
+                        .timeoutSeconds(p.timeoutSeconds).watch(p.watch).buildCall(null));
     }
 
     /** Secrets of type {@value #TOKEN_SECRET_TYPE} only (TC-1). */
-    public synchronized SharedIndexInformer<V1Secret> tokenSecrets() {
-        if (tokenSecrets == null) {
-            tokenSecrets = register(factory.sharedIndexInformerFor(
-                    p -> core.listSecretForAllNamespaces().fieldSelector("type=" + TOKEN_SECRET_TYPE)
-                            .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds).watch(p.watch)
-                            .buildCall(null),
-                    V1Secret.class, V1SecretList.class, 0));
-        }
-        return tokenSecrets;
+    public SharedIndexInformer<V1Secret> tokenSecrets() {
+        return informer(V1Secret.class, V1SecretList.class,
+                p -> core.listSecretForAllNamespaces().fieldSelector("type=" + TOKEN_SECRET_TYPE)
+                        .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds).watch(p.watch)
+                        .buildCall(null));
     }
 
     /** ConfigMaps named {@value #ROOT_CA_CONFIGMAP} only; other ConfigMaps never reach the process (RC-2). */
-    public synchronized SharedIndexInformer<V1ConfigMap> rootCaConfigMaps() {
-        if (rootCaConfigMaps == null) {
-            rootCaConfigMaps = register(factory.sharedIndexInformerFor(
-                    p -> core.listConfigMapForAllNamespaces().fieldSelector("metadata.name=" + ROOT_CA_CONFIGMAP)
-                            .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds).watch(p.watch)
-                            .buildCall(null),
-                    V1ConfigMap.class, V1ConfigMapList.class, 0));
-        }
-        return rootCaConfigMaps;
+    public SharedIndexInformer<V1ConfigMap> rootCaConfigMaps() {
+        return informer(V1ConfigMap.class, V1ConfigMapList.class,
+                p -> core.listConfigMapForAllNamespaces().fieldSelector("metadata.name=" + ROOT_CA_CONFIGMAP)
+                        .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds).watch(p.watch)
+                        .buildCall(null));
     }
 
-    public synchronized SharedIndexInformer<V1ClusterRole> clusterRoles() {
-        if (clusterRoles == null) {
-            clusterRoles = register(factory.sharedIndexInformerFor(
-                    p -> rbac.listClusterRole().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
-                            .watch(p.watch).buildCall(null),
-                    V1ClusterRole.class, V1ClusterRoleList.class, 0));
-        }
-        return clusterRoles;
+    public SharedIndexInformer<V1ClusterRole> clusterRoles() {
+        return informer(V1ClusterRole.class, V1ClusterRoleList.class,
+                p -> rbac.listClusterRole().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
+                        .watch(p.watch).buildCall(null));
     }
 
     /** Starts listing and watching every informer asked for so far; returns at once. */
@@ -120,9 +98,14 @@ public final class Informers implements AutoCloseable {
         factory.stopAllRegisteredInformers();
     }
 
-    private <T extends io.kubernetes.client.common.KubernetesObject> SharedIndexInformer<T> register(
-            SharedIndexInformer<T> informer) {
-        made.add(informer);
+    /** The factory's informer for {@code type}, made with {@code calls} the first time it is asked for. */
+    private synchronized <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T> informer(
+            Class<T> type, Class<L> listType, CallGenerator calls) {
+        SharedIndexInformer<T> informer = factory.getExistingSharedIndexInformer(type);
+        if (informer == null) {
+            informer = factory.sharedIndexInformerFor(calls, type, listType, 0);
+            made.add(informer);
+        }
         return informer;
     }
 }
