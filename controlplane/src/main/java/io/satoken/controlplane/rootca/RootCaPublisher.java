@@ -10,6 +10,7 @@ import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
 import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.controller.Namespaces;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
@@ -63,8 +64,7 @@ public final class RootCaPublisher implements Controller {
 
         /** An updated namespace only while Active: a terminating one is left alone. */
         static Optional<String> namespaceUpdated(V1Namespace ns) {
-            return ns.getStatus() != null && "Active".equals(ns.getStatus().getPhase())
-                    ? Optional.of(ns.getMetadata().getName()) : Optional.empty();
+            return Namespaces.active(ns) ? Optional.of(ns.getMetadata().getName()) : Optional.empty();
         }
 
         /** An update or delete of our ConfigMap; other ConfigMaps are not ours to watch. */

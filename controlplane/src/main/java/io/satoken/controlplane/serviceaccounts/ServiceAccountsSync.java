@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.controller.Namespaces;
 import io.satoken.controlplane.controller.Reconciler;
 import java.util.List;
 import org.slf4j.Logger;
@@ -15,8 +16,6 @@ import org.slf4j.LoggerFactory;
 
 /** The ServiceAccounts controller's sync (spec 6): every Active namespace gets the required accounts. */
 final class ServiceAccountsSync implements Reconciler<String> {
-
-    static final String ACTIVE = "Active";
 
     private static final Logger log = LoggerFactory.getLogger(ServiceAccountsSync.class);
 
@@ -40,7 +39,7 @@ final class ServiceAccountsSync implements Reconciler<String> {
     @Override
     public Result reconcile(String namespace) {
         V1Namespace ns = namespaces.get(namespace);
-        if (ns == null || ns.getStatus() == null || !ACTIVE.equals(ns.getStatus().getPhase())) {
+        if (ns == null || !Namespaces.active(ns)) {
             return DONE;
         }
         boolean failed = false;
