@@ -61,6 +61,11 @@ class ControlplaneIT {
                 autoCreate, 2, new InetSocketAddress("127.0.0.1", 0), null),
                 server.clientFor(server.adminToken()), watchClient);
         rt.startServing();
+        return runInBackground(rt);
+    }
+
+    /** Runs {@code rt} on a daemon thread until it is closed; returns it. */
+    static ControlplaneRuntime runInBackground(ControlplaneRuntime rt) {
         Thread t = new Thread(() -> {
             try {
                 rt.run();

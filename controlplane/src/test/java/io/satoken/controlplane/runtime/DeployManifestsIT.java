@@ -53,15 +53,7 @@ class DeployManifestsIT {
                 ControllerSelection.parse("*"), ServiceAccountSigner.load(server.serviceAccountSigningKey()),
                 RootCaBundle.load(server.servingCertificate()), true, 2, new InetSocketAddress("127.0.0.1", 0), election),
                 client, watchClient)) {
-            Thread t = new Thread(() -> {
-                try {
-                    runtime.run();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            t.setDaemon(true);
-            t.start();
+            ControlplaneIT.runInBackground(runtime);
 
             String ns = server.createNamespace("rbac");
             V1ServiceAccount sa = await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(

@@ -13,7 +13,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -123,9 +122,5 @@ class LeaderElectionIT {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
-    }
-
-    static String log(Path file) throws IOException {
-        return Files.exists(file) ? Files.readString(file) : "";
     }
 }
