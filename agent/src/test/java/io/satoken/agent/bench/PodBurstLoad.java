@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.satoken.agent.runtime.AgentRbac;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.LoadOptions;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,6 +32,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -104,18 +106,7 @@ public final class PodBurstLoad {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new HashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (!a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument " + a);
-            }
-            if (a.equals("--keep")) {
-                opts.put("keep", "true");
-            } else {
-                opts.put(a.substring(2), args[++i]);
-            }
-        }
+        Map<String, String> opts = LoadOptions.parse(args, Set.of("keep"));
         new PodBurstLoad(opts).run();
         System.exit(0); // okhttp's threads are not daemons
     }

@@ -14,6 +14,7 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1PolicyRule;
 import io.kubernetes.client.util.PatchUtils;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.LoadOptions;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -100,17 +101,7 @@ public final class AggregationLoad {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new HashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            if (!args[i].startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument " + args[i]);
-            }
-            if (args[i].equals("--keep")) {
-                opts.put("keep", "true");
-            } else {
-                opts.put(args[i].substring(2), args[++i]);
-            }
-        }
+        Map<String, String> opts = LoadOptions.parse(args, Set.of("keep"));
         AggregationLoad load = new AggregationLoad(opts);
         String side = opts.getOrDefault("side", "both");
         List<Side> results = new ArrayList<>();

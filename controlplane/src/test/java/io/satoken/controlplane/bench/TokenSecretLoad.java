@@ -7,6 +7,7 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.LoadOptions;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -43,10 +45,7 @@ import java.util.concurrent.TimeUnit;
 public final class TokenSecretLoad {
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new HashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-        }
+        Map<String, String> opts = LoadOptions.parse(args, Set.of());
         int accounts = Integer.parseInt(opts.getOrDefault("accounts", "2000"));
         int namespaces = Integer.parseInt(opts.getOrDefault("namespaces", "20"));
         String javaOpts = opts.getOrDefault("java-opts", "-XX:MaxRAM=512m -XX:MaxRAMPercentage=75");
