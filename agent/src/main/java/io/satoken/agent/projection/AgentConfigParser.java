@@ -1,6 +1,12 @@
 package io.satoken.agent.projection;
 
 import io.satoken.agent.projection.AgentConfig.Mode;
+import io.satoken.common.projection.FieldErrors;
+import io.satoken.common.projection.ProjectionAnnotation;
+import io.satoken.common.projection.ProjectionSpec;
+import io.satoken.common.projection.SafeYaml;
+import io.satoken.common.projection.TokenFilePaths;
+import io.satoken.common.projection.YamlFields;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;

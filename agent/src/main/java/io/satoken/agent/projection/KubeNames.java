@@ -1,5 +1,6 @@
 package io.satoken.agent.projection;
 
+import io.satoken.common.projection.FieldErrors;
 import java.util.regex.Pattern;
 
 /**

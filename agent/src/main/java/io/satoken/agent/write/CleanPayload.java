@@ -1,5 +1,7 @@
 package io.satoken.agent.write;
 
+import io.satoken.common.paths.PayloadPath;
+import io.satoken.common.paths.PayloadPathException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;

@@ -1,4 +1,4 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
 import java.io.StringReader;
 import org.yaml.snakeyaml.DumperOptions;
@@ -21,8 +21,10 @@ import org.yaml.snakeyaml.representer.Representer;
  *
  * <p>SnakeYAML resolves plain scalars by YAML 1.1: {@code 0640} is the octal int 416, {@code on} is
  * {@code true}, {@code 2024-01-01} a timestamp. Callers check the types they get.
+ *
+ * <p>Public for the agent's config parser, which loads its file with the same limits.
  */
-final class SafeYaml {
+public final class SafeYaml {
 
     /** Aliases to lists and maps per document: enough for hand-written reuse, too few for a bomb. */
     static final int MAX_ALIASES = 10;
@@ -41,7 +43,7 @@ final class SafeYaml {
      *
      * @param maxChars the longest document accepted
      */
-    static Object load(String text, int maxChars, String field, FieldErrors errors) {
+    public static Object load(String text, int maxChars, String field, FieldErrors errors) {
         if (text.length() > maxChars) {
             errors.add(field, "must be at most " + maxChars + " characters, got " + text.length());
             return null;

@@ -1,4 +1,4 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -12,8 +12,10 @@ import java.util.Map;
  *
  * <p>Every error is kept, as Kubernetes' {@code field.ErrorList} keeps them, so one report shows all
  * the mistakes in a document; only the first broken rule of each field is reported.
+ *
+ * <p>Public for the agent's config parser, whose messages follow the same form.
  */
-final class FieldErrors {
+public final class FieldErrors {
 
     /** Offending values are cut to this many characters, so a message stays short. */
     static final int VALUE_LIMIT = 64;
@@ -23,30 +25,30 @@ final class FieldErrors {
     private final List<String> errors = new ArrayList<>();
 
     /** PV-6 wording: the field is missing, null or empty. */
-    void required(String field) {
+    public void required(String field) {
         errors.add(field + ": Required value");
     }
 
     /** {@code field: rule, got value}. */
-    void invalid(String field, String rule, Object value) {
+    public void invalid(String field, String rule, Object value) {
         errors.add(field + ": " + rule + ", got " + describe(value));
     }
 
     /** {@code field: text}, for errors whose text says all (limits, conflicts between fields). */
-    void add(String field, String text) {
+    public void add(String field, String text) {
         errors.add(field + ": " + text);
     }
 
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return errors.isEmpty();
     }
 
-    List<String> list() {
+    public List<String> list() {
         return List.copyOf(errors);
     }
 
     /** The errors joined with "; ", the first {@link #MESSAGE_LIMIT} of them. */
-    static String message(List<String> errors) {
+    public static String message(List<String> errors) {
         if (errors.size() <= MESSAGE_LIMIT) {
             return String.join("; ", errors);
         }
@@ -89,7 +91,7 @@ final class FieldErrors {
     }
 
     /** {@code s} in double quotes, escaped like Go's %q so a message stays on one line. */
-    static String quote(String s) {
+    public static String quote(String s) {
         String shown = truncate(s);
         StringBuilder b = new StringBuilder(shown.length() + 2).append('"');
         for (int i = 0; i < shown.length(); i++) {

@@ -1,4 +1,4 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
 import java.math.BigInteger;
 import java.util.List;
@@ -9,8 +9,10 @@ import java.util.regex.Pattern;
  * Typed reads from one YAML map (as {@link SafeYaml} loads it), each recording a failure in a
  * {@link FieldErrors} under the field's path and returning null. A key that is absent and a key
  * whose value is null read the same, as in Kubernetes' JSON.
+ *
+ * <p>Public for the agent's config parser, which reads its fields with the same rules.
  */
-final class YamlFields {
+public final class YamlFields {
 
     /** PV-11: the largest file mode. */
     static final int MAX_MODE = 0777;
@@ -31,7 +33,7 @@ final class YamlFields {
      * Reads from {@code map}, whose path is {@code prefix} ("" for a document's top level); any key not in {@code known} is an error
      * (a typo must not silently drop a setting).
      */
-    static YamlFields of(Map<?, ?> map, String prefix, List<String> known, FieldErrors errors) {
+    public static YamlFields of(Map<?, ?> map, String prefix, List<String> known, FieldErrors errors) {
         for (Object key : map.keySet()) {
             if (!(key instanceof String) || !known.contains(key)) {
                 errors.add(prefix.isEmpty() ? "top level" : prefix, "unknown key " + FieldErrors.describe(key)
@@ -42,20 +44,20 @@ final class YamlFields {
     }
 
     /** The path of {@code key}, e.g. {@code satoken.io/projections[2].path}. */
-    String field(String key) {
+    public String field(String key) {
         return prefix.isEmpty() ? key : prefix + "." + key;
     }
 
-    boolean has(String key) {
+    public boolean has(String key) {
         return map.get(key) != null;
     }
 
-    Object raw(String key) {
+    public Object raw(String key) {
         return map.get(key);
     }
 
     /** A string, or null when absent or not a string. */
-    String string(String key) {
+    public String string(String key) {
         Object value = map.get(key);
         if (value == null || value instanceof String) {
             return (String) value;
@@ -65,7 +67,7 @@ final class YamlFields {
     }
 
     /** A non-empty string; absent, null and "" are PV-6's "Required value". */
-    String requiredString(String key) {
+    public String requiredString(String key) {
         Object value = map.get(key);
         if (value == null || "".equals(value)) {
             errors.required(field(key));
@@ -81,7 +83,7 @@ final class YamlFields {
      * @param belowMin the message for a value under {@code min}
      * @param aboveMax the message for a value over {@code max}
      */
-    Long integer(String key, long min, String belowMin, long max, String aboveMax) {
+    public Long integer(String key, long min, String belowMin, long max, String aboveMax) {
         Object value = map.get(key);
         if (value == null) {
             return null;
@@ -101,7 +103,7 @@ final class YamlFields {
     }
 
     /** A file owner or group id: 0..2147483647. */
-    Integer id(String key) {
+    public Integer id(String key) {
         String range = "must be between 0 and " + Integer.MAX_VALUE;
         Long n = integer(key, 0, range, Integer.MAX_VALUE, range);
         return n == null ? null : n.intValue();
@@ -111,7 +113,7 @@ final class YamlFields {
      * A file mode, 0..0777 (PV-11). An integer as the document gives it (YAML {@code 0640} is octal,
      * 416; JSON can only say 416), or a string of octal digits such as {@code "0640"}.
      */
-    Integer mode(String key) {
+    public Integer mode(String key) {
         Object value = map.get(key);
         if (value == null) {
             return null;

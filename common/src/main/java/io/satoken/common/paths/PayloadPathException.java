@@ -1,4 +1,4 @@
-package io.satoken.agent.write;
+package io.satoken.common.paths;
 
 /**
  * A payload key is not a safe relative path (AW-15). Thrown before the writer touches the disk.

@@ -1,4 +1,4 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
 import java.util.List;
 

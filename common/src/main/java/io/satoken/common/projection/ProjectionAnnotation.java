@@ -1,4 +1,4 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -34,8 +34,10 @@ public final class ProjectionAnnotation {
     /** PV-5: the longest lifetime, 2^32 seconds. */
     public static final long MAX_EXPIRATION_SECONDS = 1L << 32;
 
-    static final String PV4 = "may not specify a duration less than 10 minutes";
-    static final String PV5 = "may not specify a duration larger than 2^32 seconds";
+    /** PV-4's message for a lifetime under {@link #MIN_EXPIRATION_SECONDS}. */
+    public static final String PV4 = "may not specify a duration less than 10 minutes";
+    /** PV-5's message for a lifetime over {@link #MAX_EXPIRATION_SECONDS}. */
+    public static final String PV5 = "may not specify a duration larger than 2^32 seconds";
 
     private static final List<String> KEYS = List.of("path", "audience", "expirationSeconds", "mode", "uid", "gid");
 

@@ -1,11 +1,11 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
 import java.util.Objects;
 
 /**
  * One entry of the pod annotation {@code satoken.io/projections}: a token file a pod asks for.
- * {@link ProjectionAnnotation#parse} validates entries; {@link PodProjections} turns them into
- * {@link Projection}s.
+ * {@link ProjectionAnnotation#parse} validates entries; the agent's {@code PodProjections} turns them
+ * into token files.
  *
  * @param path the file's path inside the pod's token directory, cleaned ({@code ./a//b} is {@code a/b})
  * @param audience the one audience to request; null means none, so the API server uses its own

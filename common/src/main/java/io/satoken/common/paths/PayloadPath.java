@@ -1,10 +1,10 @@
-package io.satoken.agent.write;
+package io.satoken.common.paths;
 
 import java.nio.charset.StandardCharsets;
 
 /**
- * Validation and cleaning of payload keys, the relative paths of the files an {@link AtomicWriter}
- * writes (AW-7, AW-15).
+ * Validation and cleaning of payload keys, the relative paths of the files the agent's
+ * {@code AtomicWriter} writes (AW-7, AW-15).
  *
  * <p>Lengths are counted in UTF-8 bytes, as upstream counts them (Go's {@code len}) and as the kernel
  * limits them; for ASCII paths that is the number of characters the messages speak of.
@@ -93,7 +93,7 @@ public final class PayloadPath {
     }
 
     /** The path in double quotes, shortened when long so a message stays readable. */
-    static String quote(String path) {
+    public static String quote(String path) {
         if (path.length() <= QUOTE_LIMIT) {
             return '"' + path + '"';
         }

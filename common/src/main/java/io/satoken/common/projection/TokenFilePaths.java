@@ -1,7 +1,7 @@
-package io.satoken.agent.projection;
+package io.satoken.common.projection;
 
-import io.satoken.agent.write.PayloadPath;
-import io.satoken.agent.write.PayloadPathException;
+import io.satoken.common.paths.PayloadPath;
+import io.satoken.common.paths.PayloadPathException;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -10,8 +10,10 @@ import java.util.Map;
  * path (PV-6, PV-7) and like a payload key of the writer (AW-15), then cleaned, and checked against
  * the paths before it, since the writer would reject the whole directory for two files with the same
  * path or a file inside another.
+ *
+ * <p>Public for the agent's config parser, whose static files obey the same rules.
  */
-final class TokenFilePaths {
+public final class TokenFilePaths {
 
     private final FieldErrors errors;
     /** cleaned path → the field that gave it */
@@ -19,7 +21,7 @@ final class TokenFilePaths {
     /** every proper ancestor dir of a file → the field of the first file under it */
     private final Map<String, String> dirs = new HashMap<>();
 
-    TokenFilePaths(FieldErrors errors) {
+    public TokenFilePaths(FieldErrors errors) {
         this.errors = errors;
     }
 
@@ -28,7 +30,7 @@ final class TokenFilePaths {
      *
      * @return the cleaned path, or null when it is not valid (the error is recorded)
      */
-    String add(String path, String field) {
+    public String add(String path, String field) {
         String cleaned = validateAndClean(path, field, errors);
         if (cleaned == null) {
             return null;
@@ -63,7 +65,7 @@ final class TokenFilePaths {
      *
      * @return the cleaned path, or null when it is not valid (the error is recorded)
      */
-    static String validateAndClean(String path, String field, FieldErrors errors) {
+    public static String validateAndClean(String path, String field, FieldErrors errors) {
         if (path == null || path.isEmpty()) {
             errors.required(field);
             return null;
