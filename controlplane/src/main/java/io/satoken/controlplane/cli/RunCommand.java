@@ -3,6 +3,10 @@ package io.satoken.controlplane.cli;
 import io.kubernetes.client.openapi.ApiClient;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
+import io.satoken.controlplane.admission.AdmissionWebhook;
+import io.satoken.controlplane.admission.ServiceAccountAdmission;
+import io.satoken.controlplane.admission.ServingCertificate;
+import io.satoken.controlplane.admission.WebhookServer;
 import io.satoken.controlplane.jwt.KeyFileException;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;
@@ -26,8 +30,9 @@ import picocli.CommandLine.Option;
 
 /** {@code satoken-controlplane run}: runs the selected controllers until stopped or leadership is lost. */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Run the controllers against the cluster.",
-                "Exit codes: 0 stopped by a signal, 1 lost leadership or failed, 2 bad flags, key or CA file."})
+        description = {"Run the controllers and the admission webhook against the cluster.",
+                "Exit codes: 0 stopped by a signal, 1 lost leadership or failed, 2 bad flags, key, CA or "
+                        + "certificate file."})
 final class RunCommand implements Callable<Integer> {
 
     /** Where a pod finds the cluster's CA when {@code --root-ca-file} is not given. */
@@ -95,6 +100,38 @@ final class RunCommand implements Callable<Integer> {
             description = "Where /healthz, /readyz and /metrics are served (default: ${DEFAULT-VALUE}).")
     String metricsAddress;
 
+    @Option(names = "--webhook-address", paramLabel = "HOST:PORT",
+            description = "Serve the admission webhook (HTTPS) here, e.g. 0.0.0.0:9443; off when not given.")
+    String webhookAddress;
+
+    @Option(names = "--tls-cert-file", paramLabel = "FILE",
+            description = "PEM serving certificate (chain) of the webhook; re-read when it changes.")
+    Path tlsCertFile;
+
+    @Option(names = "--tls-private-key-file", paramLabel = "FILE",
+            description = "PEM private key of --tls-cert-file (PKCS#1, PKCS#8 or SEC1); re-read when it changes.")
+    Path tlsKeyFile;
+
+    @Option(names = "--admission-token-volume", paramLabel = "projected|secret", defaultValue = "projected",
+            description = "Token volume the webhook mounts: 'projected' (kube-api-access-*, Kubernetes 1.30) or "
+                    + "'secret' (the ServiceAccount's token Secret, Kubernetes 1.17) (default: ${DEFAULT-VALUE}).")
+    String admissionTokenVolume;
+
+    @Option(names = "--admission-limit-secret-references", defaultValue = "false",
+            description = "Enforce mountable secrets for every ServiceAccount, not only those annotated "
+                    + "kubernetes.io/enforce-mountable-secrets=true (default: ${DEFAULT-VALUE}).")
+    boolean limitSecretReferences;
+
+    @Option(names = "--agent-service-account", paramLabel = "NAMESPACE/NAME",
+            description = "The node agents' ServiceAccount: its token requests are confined to pods on the "
+                    + "requesting agent's node. Not given: token requests are not checked.")
+    String agentServiceAccount;
+
+    @Option(names = "--agent-root-dir", paramLabel = "DIR", defaultValue = "/var/lib/satoken",
+            description = "The agents' rootDir on the nodes; injected pods mount <DIR>/pods/<pod uid> "
+                    + "(default: ${DEFAULT-VALUE}).")
+    Path agentRootDir;
+
     @Override
     public Integer call() throws Exception {
         Set<String> selected;
@@ -136,6 +173,11 @@ final class RunCommand implements Callable<Integer> {
             throw usage("the root-ca controller needs --root-ca-file (or leave it out: --controllers=*,-root-ca)");
         }
 
+        AdmissionWebhook.Settings webhook = webhookSettings();
+        if (selected.isEmpty() && webhook == null) {
+            throw usage("--controllers selects no controller and --webhook-address is not given: nothing to run");
+        }
+
         ApiClient client = KubeClients.fromFlags(kubeconfig);
         ApiClient watchClient = KubeClients.fromFlags(kubeconfig);
         watchClient.setReadTimeout(0); // a watch is one long request
@@ -144,10 +186,43 @@ final class RunCommand implements Callable<Integer> {
                         leaseDuration, renewDeadline, retryPeriod)
                 : null;
         ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(selected, signer, rootCa,
-                legacyTokenAutoCreate, concurrentSyncs, address, election), client, watchClient);
+                legacyTokenAutoCreate, concurrentSyncs, address, election, webhook), client, watchClient);
         Runtime.getRuntime().addShutdownHook(new Thread(runtime::close, "satoken-shutdown"));
         runtime.startServing();
         return runtime.run();
+    }
+
+    /** The webhook's settings, or null when {@code --webhook-address} is not given. */
+    private AdmissionWebhook.Settings webhookSettings() {
+        if (webhookAddress == null) {
+            if (tlsCertFile != null || tlsKeyFile != null || agentServiceAccount != null) {
+                throw usage("--tls-cert-file, --tls-private-key-file and --agent-service-account need --webhook-address");
+            }
+            return null;
+        }
+        if (tlsCertFile == null || tlsKeyFile == null) {
+            throw usage("--webhook-address needs --tls-cert-file and --tls-private-key-file (the webhook serves HTTPS only)");
+        }
+        ServiceAccountAdmission.TokenVolume volume = switch (admissionTokenVolume) {
+            case "projected" -> ServiceAccountAdmission.TokenVolume.PROJECTED;
+            case "secret" -> ServiceAccountAdmission.TokenVolume.SECRET;
+            default -> throw usage("--admission-token-volume: expected projected or secret, got \""
+                    + admissionTokenVolume + "\"");
+        };
+        if (!agentRootDir.isAbsolute()) {
+            throw usage("--agent-root-dir: must be an absolute path, got \"" + agentRootDir + "\"");
+        }
+        try {
+            InetSocketAddress address = HealthServer.parseAddress("--webhook-address", webhookAddress);
+            if (agentServiceAccount != null) {
+                AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
+            }
+            return new AdmissionWebhook.Settings(address, ServingCertificate.load(tlsCertFile, tlsKeyFile), volume,
+                    limitSecretReferences, agentServiceAccount, agentRootDir.normalize(),
+                    WebhookServer.Limits.defaults());
+        } catch (IllegalArgumentException e) {
+            throw usage(e.getMessage());
+        }
     }
 
     /** Upstream's form: the host name and a UUID, so two processes on one host never share an identity. */

@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.satoken.common.health.HealthServer;
+import io.satoken.controlplane.admission.AdmissionWebhook;
 import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerMetrics;
@@ -33,8 +34,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control plane process: the health and metrics server, then, while it leads (or at once without
- * leader election), the shared informers and the selected controllers.
+ * The control plane process: the health and metrics server and, when asked for, the admission webhook,
+ * in every replica; then, while it leads (or at once without leader election), the selected controllers.
+ * Webhook and controllers share one set of informers. With no controllers selected there is nothing to
+ * lead, and no Lease is taken.
  *
  * <p>Losing the Lease ends {@link #run()} with exit code 1: the controllers' state is not torn down and
  * rebuilt in place; the process exits and the Deployment restarts it as a follower, which is simple and
@@ -45,7 +48,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
     /** What {@code run} was asked to do. */
     public record Settings(Set<String> controllers, LegacyTokenGenerator signer, byte[] rootCa,
             boolean legacyTokenAutoCreate, int concurrentSyncs, InetSocketAddress metricsAddress,
-            LeaderElection leaderElection) {
+            LeaderElection leaderElection, AdmissionWebhook.Settings webhook) {
     }
 
     /** {@code --leader-elect*}: the Lease and its timings; null settings mean no election. */
@@ -68,7 +71,8 @@ public final class ControlplaneRuntime implements AutoCloseable {
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final List<Controller> controllers = new CopyOnWriteArrayList<>();
-    private volatile Informers informers;
+    private final Informers informers;
+    private final AdmissionWebhook webhook;
     private volatile boolean controllersStarted;
     private LeaderElector elector;
 
@@ -86,17 +90,27 @@ public final class ControlplaneRuntime implements AutoCloseable {
         Gauge.builder("satoken_controlplane_leader", () -> leading.get() ? 1 : 0)
                 .description("1 while this process holds the Lease (always 1 without leader election)")
                 .register(registry);
+        this.informers = new Informers(watchClient);
+        this.webhook = settings.webhook() == null ? null
+                : new AdmissionWebhook(settings.webhook(), informers, client, registry);
         // a follower is ready: it serves metrics and takes over when the leader goes; a leader is ready once
-        // its caches have synced
+        // its caches have synced; the webhook, once it listens and its caches have synced
         this.health = new HealthServer(settings.metricsAddress(), registry,
                 List.of(new HealthServer.Check("ping", () -> true)),
-                List.of(new HealthServer.Check("controllers-synced", () -> !leading.get() || controllersStarted)));
+                List.of(new HealthServer.Check("controllers-synced", () -> !leading.get() || controllersStarted),
+                        new HealthServer.Check("webhook", () -> webhook == null || webhook.ready())));
     }
 
-    /** Serves {@code /healthz}, {@code /readyz} and {@code /metrics}. */
-    public void startServing() throws IOException {
+    /** Serves {@code /healthz}, {@code /readyz} and {@code /metrics}, and the webhook when it is on. */
+    public void startServing() throws IOException, InterruptedException {
         health.start();
         log.info("serving /healthz, /readyz and /metrics on {}", health.address());
+        if (webhook != null) {
+            informers.start();
+            webhook.start();
+            log.info("serving the admission webhook on {} ({}, {})", webhook.address(), AdmissionWebhook.MUTATE_PODS,
+                    AdmissionWebhook.VALIDATE_TOKEN_REQUESTS);
+        }
     }
 
     /**
@@ -105,6 +119,11 @@ public final class ControlplaneRuntime implements AutoCloseable {
      */
     public int run() throws InterruptedException {
         LeaderElection election = settings.leaderElection();
+        if (settings.controllers().isEmpty()) {
+            log.info("no controllers selected; serving only");
+            stopped.await();
+            return EXIT_STOPPED;
+        }
         if (election == null) {
             leading.set(true);
             startControllers();
@@ -138,6 +157,11 @@ public final class ControlplaneRuntime implements AutoCloseable {
         return EXIT_LOST_LEADERSHIP;
     }
 
+    /** The webhook's bound address; null when the webhook is off. */
+    public InetSocketAddress webhookAddress() {
+        return webhook == null ? null : webhook.address();
+    }
+
     /** The address the health server is bound to. */
     public InetSocketAddress healthAddress() {
         return health.address();
@@ -161,19 +185,20 @@ public final class ControlplaneRuntime implements AutoCloseable {
             }
         }
         controllers.forEach(Controller::close);
-        if (informers != null) {
-            informers.close();
+        if (webhook != null) {
+            webhook.close();
         }
+        informers.close();
         health.close();
         stopped.countDown();
     }
 
     private void startControllers() throws InterruptedException {
-        Informers shared = new Informers(watchClient);
-        informers = shared;
+        Informers shared = informers;
         ControllerMetrics metrics = new ControllerMetrics(registry);
         int workers = settings.concurrentSyncs();
-        // every controller registers its handlers and indexers before the informers start
+        // every controller registers its handlers and indexers before its informers start; the webhook's may
+        // run already, and a handler added to a running informer is first given everything it holds
         for (String name : settings.controllers()) {
             controllers.add(switch (name) {
                 case TokensController.NAME -> new TokensController(shared, client, settings.signer(), settings.rootCa(),

@@ -151,7 +151,7 @@ final class TokenSecretCreation {
         }
         Set<String> referenced = sa.getSecrets().stream().map(V1ObjectReference::getName).collect(Collectors.toSet());
         return secrets.inNamespace(sa.getMetadata().getNamespace()).stream()
-                .filter(s -> TokenSync.belongsTo(s, sa.getMetadata().getName(), sa.getMetadata().getUid()))
+                .filter(s -> TokenSecretOwner.belongsTo(s, sa.getMetadata().getName(), sa.getMetadata().getUid()))
                 .anyMatch(s -> referenced.contains(s.getMetadata().getName()));
     }
 

@@ -185,20 +185,11 @@ final class TokenSync {
     List<V1Secret> tokenSecretsOf(String namespace, String saName, String saUid) {
         List<V1Secret> out = new ArrayList<>();
         for (V1Secret s : secrets.inNamespace(namespace)) {
-            if (belongsTo(s, saName, saUid)) {
+            if (TokenSecretOwner.belongsTo(s, saName, saUid)) {
                 out.add(s);
             }
         }
         return out;
-    }
-
-    static boolean belongsTo(V1Secret s, String saName, String saUid) {
-        if (!Informers.TOKEN_SECRET_TYPE.equals(s.getType())) {
-            return false;
-        }
-        Map<String, String> a = s.getMetadata().getAnnotations() == null ? Map.of() : s.getMetadata().getAnnotations();
-        String uid = a.getOrDefault(SecretKey.SA_UID_ANNOTATION, "");
-        return saName.equals(a.get(SecretKey.SA_NAME_ANNOTATION)) && (uid.isEmpty() || uid.equals(saUid));
     }
 
     /** The cached account with that name whose UID matches (any UID when {@code uid} is empty), or null. */

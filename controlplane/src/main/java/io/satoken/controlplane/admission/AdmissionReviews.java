@@ -1,0 +1,151 @@
+package io.satoken.controlplane.admission;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.Strictness;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads an {@code admission.k8s.io/v1} AdmissionReview request and writes its response.
+ *
+ * <p>The body is parsed strictly (RFC 8259, nothing after the document); every shape error names the
+ * field, so a malformed review is answered with a denied review that says what was wrong.
+ */
+public final class AdmissionReviews {
+
+    static final String API_VERSION = "admission.k8s.io/v1";
+    static final String KIND = "AdmissionReview";
+
+    private AdmissionReviews() {
+    }
+
+    /** Parses a review; {@code uidOut[0]} receives the request's uid as soon as it is known, for the error answer. */
+    public static AdmissionRequest read(byte[] body, String[] uidOut) throws InvalidReviewException {
+        JsonObject review = parse(body);
+        JsonObject request = Json.object(review, "request", "AdmissionReview");
+        if (request != null) {
+            uidOut[0] = stringOrNull(request, "uid");
+        }
+        String apiVersion = Json.string(review, "apiVersion", "AdmissionReview");
+        String kind = Json.string(review, "kind", "AdmissionReview");
+        if (!API_VERSION.equals(apiVersion) || !KIND.equals(kind)) {
+            throw new InvalidReviewException("AdmissionReview: expected apiVersion " + API_VERSION + " and kind " + KIND
+                    + ", got apiVersion " + quote(apiVersion) + " and kind " + quote(kind));
+        }
+        if (request == null) {
+            throw new InvalidReviewException("AdmissionReview.request: required");
+        }
+        String uid = required(request, "uid");
+        JsonObject resource = Json.object(request, "resource", "request");
+        if (resource == null) {
+            throw new InvalidReviewException("request.resource: required");
+        }
+        AdmissionRequest.GroupVersionResource gvr = new AdmissionRequest.GroupVersionResource(
+                Json.stringOrEmpty(resource, "group", "request.resource"),
+                Json.stringOrEmpty(resource, "version", "request.resource"),
+                Json.stringOrEmpty(resource, "resource", "request.resource"));
+        return new AdmissionRequest(uid, gvr,
+                Json.stringOrEmpty(request, "subResource", "request"),
+                required(request, "operation"),
+                Json.stringOrEmpty(request, "namespace", "request"),
+                Json.stringOrEmpty(request, "name", "request"),
+                userInfo(Json.object(request, "userInfo", "request")),
+                Json.object(request, "object", "request"),
+                Boolean.TRUE.equals(Json.bool(request, "dryRun", "request")));
+    }
+
+    /** The response review for {@code uid} (which may be null when the request never said it). */
+    public static byte[] write(String uid, Verdict verdict) {
+        JsonObject response = new JsonObject();
+        response.addProperty("uid", uid == null ? "" : uid);
+        response.addProperty("allowed", verdict.allowed());
+        if (!verdict.allowed()) {
+            JsonObject status = new JsonObject();
+            status.addProperty("code", verdict.code());
+            status.addProperty("reason", verdict.reason());
+            status.addProperty("message", verdict.message());
+            response.add("status", status);
+        }
+        JsonArray patch = verdict.patch();
+        if (verdict.allowed() && patch != null) {
+            response.addProperty("patchType", "JSONPatch");
+            response.addProperty("patch", Base64.getEncoder().encodeToString(
+                    patch.toString().getBytes(StandardCharsets.UTF_8)));
+        }
+        JsonObject review = new JsonObject();
+        review.addProperty("apiVersion", API_VERSION);
+        review.addProperty("kind", KIND);
+        review.add("response", response);
+        return review.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static JsonObject parse(byte[] body) throws InvalidReviewException {
+        if (body.length == 0) {
+            throw new InvalidReviewException("AdmissionReview: the request body is empty");
+        }
+        try (JsonReader reader = new JsonReader(new StringReader(new String(body, StandardCharsets.UTF_8)))) {
+            reader.setStrictness(Strictness.STRICT);
+            reader.setNestingLimit(100);
+            JsonElement root = com.google.gson.JsonParser.parseReader(reader);
+            if (reader.peek() != JsonToken.END_DOCUMENT) {
+                throw new InvalidReviewException("AdmissionReview: not JSON: data after the end of the document");
+            }
+            if (!root.isJsonObject()) {
+                throw new InvalidReviewException("AdmissionReview: must be a JSON object");
+            }
+            return root.getAsJsonObject();
+        } catch (JsonParseException | IOException | IllegalStateException e) {
+            throw new InvalidReviewException("AdmissionReview: not JSON: " + firstLine(e.getMessage()));
+        }
+    }
+
+    private static AdmissionRequest.UserInfo userInfo(JsonObject user) throws InvalidReviewException {
+        Map<String, List<String>> extra = new LinkedHashMap<>();
+        JsonObject extras = Json.object(user, "extra", "request.userInfo");
+        if (extras != null) {
+            for (String key : extras.keySet()) {
+                extra.put(key, Json.strings(extras, key, "request.userInfo.extra"));
+            }
+        }
+        return new AdmissionRequest.UserInfo(Json.stringOrEmpty(user, "username", "request.userInfo"),
+                Json.stringOrEmpty(user, "uid", "request.userInfo"),
+                Json.strings(user, "groups", "request.userInfo"), extra);
+    }
+
+    private static String required(JsonObject request, String field) throws InvalidReviewException {
+        String value = Json.string(request, field, "request");
+        if (value == null || value.isEmpty()) {
+            throw new InvalidReviewException("request." + field + ": required");
+        }
+        return value;
+    }
+
+    private static String stringOrNull(JsonObject request, String field) {
+        JsonElement value = request.get(field);
+        return value != null && value.isJsonPrimitive() && value.getAsJsonPrimitive().isString()
+                ? value.getAsString() : null;
+    }
+
+    private static String quote(String value) {
+        return value == null ? "none" : "\"" + value + "\"";
+    }
+
+    private static String firstLine(String message) {
+        if (message == null) {
+            return "malformed";
+        }
+        int newline = message.indexOf('\n');
+        String line = newline < 0 ? message : message.substring(0, newline);
+        return line.length() > 200 ? line.substring(0, 200) + "…" : line;
+    }
+}

@@ -1,0 +1,32 @@
+package io.satoken.controlplane.admission;
+
+/**
+ * {@code /mutate/pods}: ServiceAccount admission, then agent token injection, answered as one JSONPatch.
+ * A denial by either ends the review.
+ */
+public final class PodMutation implements Admission {
+
+    private final ServiceAccountAdmission serviceAccounts;
+    private final AgentTokenInjection agentTokens;
+
+    PodMutation(ServiceAccountAdmission serviceAccounts, AgentTokenInjection agentTokens) {
+        this.serviceAccounts = serviceAccounts;
+        this.agentTokens = agentTokens;
+    }
+
+    @Override
+    public Verdict review(AdmissionRequest request) throws InvalidReviewException, InterruptedException {
+        // AD-1: only pods and their ephemeralcontainers, with a Pod object
+        String sub = request.subResource();
+        if (!request.resource().isCore("pods") || !(sub.isEmpty() || sub.equals("ephemeralcontainers"))
+                || request.object() == null || !"Pod".equals(Json.string(request.object(), "kind", "request.object"))) {
+            return Verdict.allow();
+        }
+        PodPatch pod = new PodPatch(request.object());
+        Verdict denied = serviceAccounts.admit(request, pod);
+        if (denied == null) {
+            denied = agentTokens.admit(request, pod);
+        }
+        return denied != null ? denied : Verdict.allow(pod.operations());
+    }
+}

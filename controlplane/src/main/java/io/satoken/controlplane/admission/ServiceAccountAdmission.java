@@ -1,0 +1,260 @@
+package io.satoken.controlplane.admission;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import io.kubernetes.client.openapi.models.V1LocalObjectReference;
+import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * The ServiceAccount admission rules (spec section 5, v1.30), as a webhook: defaults a pod's
+ * ServiceAccount, checks that it exists, mounts its token, copies its image pull secrets, and enforces
+ * mountable secrets. Mirror pods are only checked, never changed.
+ *
+ * <p>Admission of a create, in upstream's order:
+ * <ol>
+ *   <li>a mirror pod is validated only (AD-2, AD-9);</li>
+ *   <li>an empty {@code serviceAccountName} becomes {@code default} (AD-3);</li>
+ *   <li>the ServiceAccount is looked up, cache first (AD-4); not found → Forbidden;</li>
+ *   <li>if the token is automounted (AD-5), the token volume and its mounts are added (AD-6, or AD-11
+ *       with {@link TokenVolume#SECRET});</li>
+ *   <li>a pod without image pull secrets gets the ServiceAccount's (AD-7);</li>
+ *   <li>the result is validated (AD-9, AD-10).</li>
+ * </ol>
+ * Running it again on its own output adds nothing (AD-7a).
+ */
+public final class ServiceAccountAdmission {
+
+    /** AD-C. */
+    public static final String DEFAULT_SERVICE_ACCOUNT = "default";
+    static final String MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
+    static final String TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount";
+    static final String PROJECTED_VOLUME_PREFIX = "kube-api-access-";
+    /** AD-6: the injected token's lifetime. */
+    static final long TOKEN_EXPIRATION_SECONDS = 3607;
+
+    /** {@code --admission-token-volume}: the v1.30 projected volume, or the v1.17 token Secret volume. */
+    public enum TokenVolume { PROJECTED, SECRET }
+
+    /** AD-11: the name of the first token Secret the ServiceAccount references, if it has one yet. */
+    @FunctionalInterface
+    public interface TokenSecrets {
+        Optional<String> firstReferenced(V1ServiceAccount serviceAccount);
+    }
+
+    private final ServiceAccountLookup lookup;
+    private final TokenVolume tokenVolume;
+    private final TokenSecrets tokenSecrets;
+    private final boolean limitSecretReferences;
+    private final Supplier<String> nameSuffix;
+
+    /**
+     * @param limitSecretReferences AD-10's plugin-wide switch
+     * @param nameSuffix the random part of a generated volume name (five characters, as upstream's generator)
+     */
+    public ServiceAccountAdmission(ServiceAccountLookup lookup, TokenVolume tokenVolume, TokenSecrets tokenSecrets,
+            boolean limitSecretReferences, Supplier<String> nameSuffix) {
+        this.lookup = lookup;
+        this.tokenVolume = tokenVolume;
+        this.tokenSecrets = tokenSecrets;
+        this.limitSecretReferences = limitSecretReferences;
+        this.nameSuffix = nameSuffix;
+    }
+
+    /**
+     * Admits {@code request}'s pod, recording changes in {@code pod}; null means allowed (with whatever
+     * {@code pod} now holds), anything else is a denial.
+     */
+    Verdict admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException, InterruptedException {
+        if ("ephemeralcontainers".equals(request.subResource())) {
+            return "UPDATE".equals(request.operation()) ? validateEphemeral(request, pod) : null;
+        }
+        if (!request.isCreate()) {
+            return null; // AD-9
+        }
+        if (pod.hasAnnotation(MIRROR_POD_ANNOTATION)) {
+            return validateMirror(request, pod); // AD-2
+        }
+        String accountName = serviceAccountName(pod);
+        if (accountName.isEmpty()) {
+            accountName = DEFAULT_SERVICE_ACCOUNT; // AD-3
+            pod.setSpec("serviceAccountName", Json.text(accountName));
+        }
+        V1ServiceAccount account;
+        try {
+            account = lookup.get(request.namespace(), accountName); // AD-4
+        } catch (ServiceAccountLookup.LookupException e) {
+            return forbidden(request, pod, "error looking up service account " + request.namespace() + "/"
+                    + accountName + ": " + e.getMessage());
+        }
+        if (automount(pod, account)) { // AD-5
+            Verdict denied = tokenVolume == TokenVolume.PROJECTED ? mountProjected(pod) : mountSecret(pod, account);
+            if (denied != null) {
+                return denied;
+            }
+        }
+        copyImagePullSecrets(pod, account); // AD-7
+        if (MountableSecrets.enforced(limitSecretReferences, account)) { // AD-10
+            String violation = MountableSecrets.violation(account, pod); // AD-9
+            if (violation != null) {
+                return forbidden(request, pod, violation);
+            }
+        }
+        return null;
+    }
+
+    /** AD-8. */
+    private Verdict validateEphemeral(AdmissionRequest request, PodPatch pod)
+            throws InvalidReviewException, InterruptedException {
+        String accountName = serviceAccountName(pod);
+        if (accountName.isEmpty()) {
+            return forbidden(request, pod, "no service account specified for pod " + request.namespacedName());
+        }
+        V1ServiceAccount account;
+        try {
+            account = lookup.get(request.namespace(), accountName);
+        } catch (ServiceAccountLookup.LookupException e) {
+            return forbidden(request, pod, "error looking up service account " + request.namespace() + "/"
+                    + accountName + ": " + e.getMessage());
+        }
+        if (MountableSecrets.enforced(limitSecretReferences, account)) {
+            String violation = MountableSecrets.ephemeralViolation(account, pod);
+            if (violation != null) {
+                return forbidden(request, pod, violation);
+            }
+        }
+        return null;
+    }
+
+    /** AD-9, mirror pods. */
+    private static Verdict validateMirror(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+        if (!serviceAccountName(pod).isEmpty()) {
+            return forbidden(request, pod, "a mirror pod may not reference service accounts");
+        }
+        if (MountableSecrets.referencesAny(pod)) {
+            return forbidden(request, pod, "a mirror pod may not reference secrets");
+        }
+        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
+            JsonObject projected = Json.object(volume, "projected", "spec.volumes[]");
+            for (JsonObject source : Json.objects(projected, "sources", "spec.volumes[].projected")) {
+                if (Json.object(source, "serviceAccountToken", "spec.volumes[].projected.sources[]") != null) {
+                    return forbidden(request, pod, "a mirror pod may not use ServiceAccountToken volume projections");
+                }
+            }
+        }
+        return null;
+    }
+
+    /** AD-5: the pod's choice, else the ServiceAccount's, else true. */
+    private static boolean automount(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
+        Boolean podChoice = Json.bool(pod.spec(), "automountServiceAccountToken", "spec");
+        if (podChoice != null) {
+            return podChoice;
+        }
+        return !Boolean.FALSE.equals(account.getAutomountServiceAccountToken());
+    }
+
+    /** AD-6. */
+    private Verdict mountProjected(PodPatch pod) throws InvalidReviewException {
+        String existing = null;
+        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
+            String name = Json.stringOrEmpty(volume, "name", "spec.volumes[]");
+            if (name.startsWith(PROJECTED_VOLUME_PREFIX)) {
+                existing = name;
+                break;
+            }
+        }
+        String volumeName = existing != null ? existing : PROJECTED_VOLUME_PREFIX + nameSuffix.get();
+        if (mountInEveryContainer(pod, volumeName) && existing == null) {
+            pod.appendToSpec("volumes", TokenVolumes.projected(volumeName, TOKEN_EXPIRATION_SECONDS));
+        }
+        return null;
+    }
+
+    /** AD-11: the v1.17 behaviour, the ServiceAccount's first referenced token Secret as a secret volume. */
+    private Verdict mountSecret(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
+        Optional<String> token = tokenSecrets.firstReferenced(account);
+        if (token.isEmpty()) {
+            return new Verdict(false, null, 500, "ServerTimeout", "No API token found for service account \""
+                    + account.getMetadata().getName() + "\", retry after the token is automatically created and "
+                    + "added to the service account");
+        }
+        String secretName = token.get();
+        String existing = null;
+        boolean nameTaken = false;
+        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
+            String name = Json.stringOrEmpty(volume, "name", "spec.volumes[]");
+            nameTaken |= name.equals(secretName);
+            JsonObject secret = Json.object(volume, "secret", "spec.volumes[]");
+            if (secret != null && secretName.equals(Json.string(secret, "secretName", "spec.volumes[].secret"))) {
+                existing = name;
+                break;
+            }
+        }
+        String volumeName = existing != null ? existing : nameTaken ? secretName + "-" + nameSuffix.get() : secretName;
+        if (mountInEveryContainer(pod, volumeName) && existing == null) {
+            pod.appendToSpec("volumes", TokenVolumes.secret(volumeName, secretName));
+        }
+        return null;
+    }
+
+    /** AD-6: mounts in every init and regular container without a mount at the path; true if any got one. */
+    private static boolean mountInEveryContainer(PodPatch pod, String volumeName) throws InvalidReviewException {
+        boolean mounted = false;
+        for (PodPatch.ContainerRef ref : pod.initAndRegularContainers()) {
+            boolean hasMount = false;
+            for (JsonObject mount : Json.objects(ref.container(), "volumeMounts", ref.path())) {
+                if (TOKEN_MOUNT_PATH.equals(Json.string(mount, "mountPath", ref.path() + ".volumeMounts[]"))) {
+                    hasMount = true;
+                    break;
+                }
+            }
+            if (!hasMount) {
+                pod.appendToContainer(ref, "volumeMounts", TokenVolumes.mount(volumeName, TOKEN_MOUNT_PATH));
+                mounted = true;
+            }
+        }
+        return mounted;
+    }
+
+    /** AD-7: names only, in order, and only when the pod has none. */
+    private static void copyImagePullSecrets(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
+        List<V1LocalObjectReference> accountSecrets = account.getImagePullSecrets();
+        if (!Json.objects(pod.spec(), "imagePullSecrets", "spec").isEmpty()
+                || accountSecrets == null || accountSecrets.isEmpty()) {
+            return;
+        }
+        JsonArray copied = new JsonArray();
+        for (V1LocalObjectReference ref : accountSecrets) {
+            JsonObject item = new JsonObject();
+            item.addProperty("name", Objects.requireNonNullElse(ref.getName(), ""));
+            copied.add(item);
+        }
+        pod.setSpec("imagePullSecrets", copied);
+    }
+
+    /** The pod's ServiceAccount; v1's deprecated {@code serviceAccount} stands in when the name is empty. */
+    private static String serviceAccountName(PodPatch pod) throws InvalidReviewException {
+        String name = Json.stringOrEmpty(pod.spec(), "serviceAccountName", "spec");
+        return name.isEmpty() ? Json.stringOrEmpty(pod.spec(), "serviceAccount", "spec") : name;
+    }
+
+    /** Upstream's {@code admission.NewForbidden}: {@code pods "<name>" is forbidden: <reason>}. */
+    static Verdict forbidden(AdmissionRequest request, PodPatch pod, String reason) throws InvalidReviewException {
+        return Verdict.forbidden("pods \"" + podName(request, pod) + "\" is forbidden: " + reason);
+    }
+
+    /** The request's name, else the object's name, else its generateName, else "Unknown", as upstream picks. */
+    private static String podName(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+        if (!request.name().isEmpty()) {
+            return request.name();
+        }
+        JsonObject metadata = Json.object(pod.pod(), "metadata", "request.object");
+        String name = Json.stringOrEmpty(metadata, "name", "metadata");
+        String generateName = Json.stringOrEmpty(metadata, "generateName", "metadata");
+        return !name.isEmpty() ? name : !generateName.isEmpty() ? generateName : "Unknown";
+    }
+}

@@ -1,0 +1,97 @@
+package io.satoken.controlplane.admission;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+
+/** The volumes and mounts the webhook adds, as the JSON the API server will store. */
+final class TokenVolumes {
+
+    /** AD-6: 0644, set explicitly on the projected volume. */
+    static final int PROJECTED_DEFAULT_MODE = 0644;
+
+    private TokenVolumes() {
+    }
+
+    /**
+     * AD-6: {@code kube-api-access-*}, a projected volume of, in order, a token (no audience), the
+     * cluster's CA from {@code kube-root-ca.crt}, and the pod's namespace.
+     */
+    static JsonObject projected(String name, long expirationSeconds) {
+        JsonObject token = new JsonObject();
+        token.addProperty("expirationSeconds", expirationSeconds);
+        token.addProperty("path", "token");
+
+        JsonObject caItem = new JsonObject();
+        caItem.addProperty("key", "ca.crt");
+        caItem.addProperty("path", "ca.crt");
+        JsonObject configMap = new JsonObject();
+        configMap.addProperty("name", "kube-root-ca.crt");
+        configMap.add("items", list(caItem));
+
+        JsonObject fieldRef = new JsonObject();
+        fieldRef.addProperty("apiVersion", "v1");
+        fieldRef.addProperty("fieldPath", "metadata.namespace");
+        JsonObject namespaceItem = new JsonObject();
+        namespaceItem.addProperty("path", "namespace");
+        namespaceItem.add("fieldRef", fieldRef);
+        JsonObject downwardApi = new JsonObject();
+        downwardApi.add("items", list(namespaceItem));
+
+        JsonArray sources = new JsonArray();
+        sources.add(wrap("serviceAccountToken", token));
+        sources.add(wrap("configMap", configMap));
+        sources.add(wrap("downwardAPI", downwardApi));
+        JsonObject projected = new JsonObject();
+        projected.add("sources", sources);
+        projected.addProperty("defaultMode", PROJECTED_DEFAULT_MODE);
+
+        JsonObject volume = new JsonObject();
+        volume.addProperty("name", name);
+        volume.add("projected", projected);
+        return volume;
+    }
+
+    /** AD-11: the token Secret as a secret volume; the API server defaults its mode. */
+    static JsonObject secret(String name, String secretName) {
+        JsonObject secret = new JsonObject();
+        secret.addProperty("secretName", secretName);
+        JsonObject volume = new JsonObject();
+        volume.addProperty("name", name);
+        volume.add("secret", secret);
+        return volume;
+    }
+
+    /** A read-only mount of {@code volume} at {@code path}. */
+    static JsonObject mount(String volume, String path) {
+        JsonObject mount = new JsonObject();
+        mount.addProperty("name", volume);
+        mount.addProperty("readOnly", true);
+        mount.addProperty("mountPath", path);
+        return mount;
+    }
+
+    /** A field of the pod as an environment variable, e.g. {@code POD_UID} from {@code metadata.uid}. */
+    static JsonObject fieldEnv(String name, String fieldPath) {
+        JsonObject fieldRef = new JsonObject();
+        fieldRef.addProperty("apiVersion", "v1");
+        fieldRef.addProperty("fieldPath", fieldPath);
+        JsonObject valueFrom = new JsonObject();
+        valueFrom.add("fieldRef", fieldRef);
+        JsonObject env = new JsonObject();
+        env.addProperty("name", name);
+        env.add("valueFrom", valueFrom);
+        return env;
+    }
+
+    private static JsonObject wrap(String field, JsonObject value) {
+        JsonObject wrapper = new JsonObject();
+        wrapper.add(field, value);
+        return wrapper;
+    }
+
+    private static JsonArray list(JsonObject item) {
+        JsonArray array = new JsonArray();
+        array.add(item);
+        return array;
+    }
+}
