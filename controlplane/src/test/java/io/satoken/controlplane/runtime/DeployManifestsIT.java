@@ -51,7 +51,8 @@ class DeployManifestsIT {
         CoreV1Api admin = new CoreV1Api(server.adminClient());
         try (ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(
                 ControllerSelection.parse("*"), ServiceAccountSigner.load(server.serviceAccountSigningKey()),
-                RootCaBundle.load(server.servingCertificate()), true, 2, new InetSocketAddress("127.0.0.1", 0), election),
+                RootCaBundle.load(server.servingCertificate()), true, 2, new InetSocketAddress("127.0.0.1", 0), election,
+                null),
                 client, watchClient)) {
             ControlplaneIT.runInBackground(runtime);
 
