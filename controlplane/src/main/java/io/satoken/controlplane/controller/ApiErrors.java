@@ -58,7 +58,17 @@ public final class ApiErrors {
         if (status != null && status.isJsonObject() && status.getAsJsonObject().has("message")) {
             return e.getCode() + " " + status.getAsJsonObject().get("message").getAsString();
         }
-        return e.getCode() == 0 ? String.valueOf(e.getMessage()) : e.getCode() + " " + e.getMessage();
+        String message = firstLine(e.getMessage());
+        return e.getCode() == 0 ? message : e.getCode() + " " + message;
+    }
+
+    /** client-java's message spans lines ("Message: x\nHTTP response code: ..."); its first line, unprefixed. */
+    private static String firstLine(String message) {
+        if (message == null) {
+            return "no message";
+        }
+        String line = message.lines().findFirst().orElse("");
+        return line.startsWith("Message: ") ? line.substring("Message: ".length()) : line;
     }
 
     private static String reason(ApiException e) {

@@ -1,0 +1,137 @@
+package io.satoken.controlplane.admission;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.flipkart.zjsonpatch.JsonPatch;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1LocalObjectReference;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
+import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** Builders for admission requests, pods as JSON and ServiceAccounts; and the patch applied by a real JSON-Patch library. */
+final class AdmissionFixtures {
+
+    static final String NAMESPACE = "ns";
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private AdmissionFixtures() {
+    }
+
+    /** JSON written with single quotes, for readable text in tests. */
+    static JsonObject json(String singleQuoted) {
+        return JsonParser.parseString(singleQuoted.replace('\'', '"')).getAsJsonObject();
+    }
+
+    static JsonNode jackson(String singleQuoted) {
+        try {
+            return MAPPER.readTree(singleQuoted.replace('\'', '"'));
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(e);
+        }
+    }
+
+    /** A pod named {@code p} in {@value #NAMESPACE} with the given spec (single-quoted JSON). */
+    static JsonObject pod(String spec) {
+        return json("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'ns'},'spec':" + spec + "}");
+    }
+
+    /** A pod with annotations. */
+    static JsonObject pod(String annotations, String spec) {
+        return json("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'ns','annotations':"
+                + annotations + "},'spec':" + spec + "}");
+    }
+
+    static AdmissionRequest podCreate(JsonObject pod) {
+        return request("CREATE", "pods", "", pod);
+    }
+
+    static AdmissionRequest request(String operation, String resource, String subResource, JsonObject object) {
+        return new AdmissionRequest("uid-1", new AdmissionRequest.GroupVersionResource("", "v1", resource), subResource,
+                operation, NAMESPACE, "p", new AdmissionRequest.UserInfo("alice", "", List.of(), Map.of()), object,
+                false);
+    }
+
+    /** The pod after the verdict's patch, applied by zjsonpatch (RFC 6902). */
+    static JsonNode patched(JsonObject pod, Verdict verdict) {
+        try {
+            JsonNode original = MAPPER.readTree(pod.toString());
+            JsonArray patch = verdict.patch() == null ? new JsonArray() : verdict.patch();
+            return JsonPatch.apply(MAPPER.readTree(patch.toString()), original);
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(e);
+        }
+    }
+
+    /** Gson to Jackson, for comparing with {@link #patched}. */
+    static JsonObject gson(JsonNode node) {
+        return JsonParser.parseString(node.toString()).getAsJsonObject();
+    }
+
+    static V1ServiceAccount account(String name) {
+        return new V1ServiceAccount().metadata(new V1ObjectMeta().namespace(NAMESPACE).name(name).uid(name + "-uid"));
+    }
+
+    static V1ServiceAccount withSecrets(V1ServiceAccount account, String... secrets) {
+        for (String secret : secrets) {
+            account.addSecretsItem(new V1ObjectReference().name(secret));
+        }
+        return account;
+    }
+
+    static V1ServiceAccount withPullSecrets(V1ServiceAccount account, String... secrets) {
+        for (String secret : secrets) {
+            account.addImagePullSecretsItem(new V1LocalObjectReference().name(secret));
+        }
+        return account;
+    }
+
+    static V1ServiceAccount enforcing(V1ServiceAccount account, String value) {
+        account.getMetadata().putAnnotationsItem(MountableSecrets.ENFORCE_ANNOTATION, value);
+        return account;
+    }
+
+    /** ServiceAccounts in an informer cache and behind a live GET, counting GETs and recording pauses. */
+    static final class Accounts {
+        final Map<String, V1ServiceAccount> cached = new HashMap<>();
+        final Map<String, V1ServiceAccount> live = new HashMap<>();
+        final List<Duration> pauses = new ArrayList<>();
+        int liveGets;
+        int failLiveWith;
+
+        Accounts cache(V1ServiceAccount account) {
+            cached.put(account.getMetadata().getName(), account);
+            return this;
+        }
+
+        Accounts onlyLive(V1ServiceAccount account) {
+            live.put(account.getMetadata().getName(), account);
+            return this;
+        }
+
+        ServiceAccountLookup lookup() {
+            return new ServiceAccountLookup((namespace, name) -> Optional.ofNullable(cached.get(name)),
+                    (namespace, name) -> {
+                        liveGets++;
+                        if (failLiveWith != 0) {
+                            throw new ApiException(failLiveWith, "injected");
+                        }
+                        V1ServiceAccount account = live.get(name);
+                        if (account == null) {
+                            throw new ApiException(404, Map.of(), "{\"kind\":\"Status\",\"reason\":\"NotFound\","
+                                    + "\"message\":\"serviceaccounts \\\"" + name + "\\\" not found\"}");
+                        }
+                        return account;
+                    }, pauses::add, () -> 42);
+        }
+    }
+}
