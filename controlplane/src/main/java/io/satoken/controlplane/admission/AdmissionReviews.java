@@ -97,7 +97,7 @@ public final class AdmissionReviews {
             reader.setStrictness(Strictness.STRICT);
             reader.setNestingLimit(100);
             JsonElement root = com.google.gson.JsonParser.parseReader(reader);
-            if (reader.peek() != JsonToken.END_DOCUMENT) {
+            if (!atEnd(reader)) {
                 throw new InvalidReviewException("AdmissionReview: not JSON: data after the end of the document");
             }
             if (!root.isJsonObject()) {
@@ -106,6 +106,14 @@ public final class AdmissionReviews {
             return root.getAsJsonObject();
         } catch (JsonParseException | IOException | IllegalStateException e) {
             throw new InvalidReviewException("AdmissionReview: not JSON: " + firstLine(e.getMessage()));
+        }
+    }
+
+    private static boolean atEnd(JsonReader reader) {
+        try {
+            return reader.peek() == JsonToken.END_DOCUMENT;
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 
@@ -145,7 +153,8 @@ public final class AdmissionReviews {
             return "malformed";
         }
         int newline = message.indexOf('\n');
-        String line = newline < 0 ? message : message.substring(0, newline);
+        String line = (newline < 0 ? message : message.substring(0, newline))
+                .replace("Use JsonReader.setStrictness(Strictness.LENIENT) to accept malformed JSON", "malformed JSON");
         return line.length() > 200 ? line.substring(0, 200) + "…" : line;
     }
 }
