@@ -105,7 +105,9 @@ public final class AdmissionReviews {
             }
             return root.getAsJsonObject();
         } catch (JsonParseException | IOException | IllegalStateException e) {
-            throw new InvalidReviewException("AdmissionReview: not JSON: " + firstLine(e.getMessage()));
+            // Gson wraps the reader's own exception; its message is the useful one
+            Throwable cause = e instanceof JsonParseException && e.getCause() != null ? e.getCause() : e;
+            throw new InvalidReviewException("AdmissionReview: not JSON: " + firstLine(cause.getMessage()));
         }
     }
 

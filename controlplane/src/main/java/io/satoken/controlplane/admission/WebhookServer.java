@@ -44,6 +44,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -208,8 +209,10 @@ public final class WebhookServer implements AutoCloseable {
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             metrics.answered("other", "invalid", Duration.ZERO);
+            // the rest of the body is read and dropped (within the request deadline), so the client, still
+            // sending, can read the answer instead of seeing a reset
             respond(ctx, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, null, Verdict.invalid(
-                    "the request body exceeds " + limits.maxBodyBytes() + " bytes"), false);
+                    "the request body exceeds " + limits.maxBodyBytes() + " bytes"), HttpUtil.isKeepAlive(oversized));
         }
     }
 
@@ -242,6 +245,8 @@ public final class WebhookServer implements AutoCloseable {
             }
             byte[] body = ByteBufUtil.getBytes(request.content());
             AtomicBoolean answered = new AtomicBoolean();
+            // the review usually answers within a millisecond; its deadline timer is dropped then, not kept for seconds
+            AtomicReference<ScheduledFuture<?>> timer = new AtomicReference<>();
             String[] uid = new String[1];
             Future<?> review;
             try {
@@ -266,6 +271,10 @@ public final class WebhookServer implements AutoCloseable {
                         metrics.answered(path, result, Duration.ofNanos(System.nanoTime() - started));
                         Verdict answer = verdict;
                         ctx.executor().execute(() -> respond(ctx, HttpResponseStatus.OK, uid[0], answer, keepAlive));
+                        ScheduledFuture<?> deadline = timer.getAndSet(null);
+                        if (deadline != null) {
+                            deadline.cancel(false);
+                        }
                     }
                 });
             } catch (RejectedExecutionException e) {
@@ -275,7 +284,7 @@ public final class WebhookServer implements AutoCloseable {
                         keepAlive);
                 return;
             }
-            ctx.executor().schedule(() -> {
+            ScheduledFuture<?> deadline = ctx.executor().schedule(() -> {
                 if (answered.compareAndSet(false, true)) {
                     review.cancel(true);
                     metrics.answered(path, "timeout", limits.reviewTimeout());
@@ -283,6 +292,10 @@ public final class WebhookServer implements AutoCloseable {
                             + limits.reviewTimeout().toMillis() + "ms"), keepAlive);
                 }
             }, limits.reviewTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            timer.set(deadline);
+            if (answered.get()) {
+                deadline.cancel(false);
+            }
         }
 
         @Override

@@ -12,6 +12,8 @@ import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
+import org.bouncycastle.asn1.sec.ECPrivateKey;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.GeneralName;
@@ -20,6 +22,7 @@ import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.util.io.pem.PemObject;
 
 /** Self-signed serving certificates for 127.0.0.1 and localhost, written as PEM files. */
 public final class TestCertificates {
@@ -35,10 +38,28 @@ public final class TestCertificates {
     private TestCertificates() {
     }
 
-    /** Writes {@code cert.pem} and {@code key.pem} (SEC1 EC P-256) into {@code dir}, replacing what is there. */
+    /** How the private key is written. */
+    public enum KeyForm {
+        /** {@code PRIVATE KEY}, EC P-256. */
+        PKCS8_EC,
+        /** {@code EC PRIVATE KEY} with the curve named inside, as openssl writes it. */
+        SEC1_EC,
+        /** {@code RSA PRIVATE KEY}, 2048 bits. */
+        PKCS1_RSA
+    }
+
+    /** Writes {@code cert.pem} and {@code key.pem} (PKCS#8 EC P-256) into {@code dir}, replacing what is there. */
     public static Pair write(Path dir, String commonName) throws Exception {
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
-        generator.initialize(new ECGenParameterSpec("secp256r1"));
+        return write(dir, commonName, KeyForm.PKCS8_EC);
+    }
+
+    public static Pair write(Path dir, String commonName, KeyForm form) throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance(form == KeyForm.PKCS1_RSA ? "RSA" : "EC");
+        if (form == KeyForm.PKCS1_RSA) {
+            generator.initialize(2048);
+        } else {
+            generator.initialize(new ECGenParameterSpec("secp256r1"));
+        }
         KeyPair keys = generator.generateKeyPair();
         Instant now = Instant.now();
         JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(new X500Name("CN=" + commonName),
@@ -47,13 +68,26 @@ public final class TestCertificates {
         builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
                 new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost")}));
         X509Certificate certificate = new JcaX509CertificateConverter().getCertificate(
-                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())));
+                builder.build(new JcaContentSignerBuilder(form == KeyForm.PKCS1_RSA ? "SHA256withRSA" : "SHA256withECDSA")
+                        .build(keys.getPrivate())));
         Files.createDirectories(dir);
         Path cert = dir.resolve("cert.pem");
         Path key = dir.resolve("key.pem");
         Files.writeString(cert, pem(certificate));
-        Files.writeString(key, pem(keys.getPrivate()));
+        Files.writeString(key, switch (form) {
+            case PKCS8_EC -> pem(new PemObject("PRIVATE KEY", keys.getPrivate().getEncoded()));
+            case SEC1_EC -> pem(new PemObject("EC PRIVATE KEY", sec1(keys)));
+            case PKCS1_RSA -> pem(keys.getPrivate()); // BouncyCastle writes RSA keys as PKCS#1
+        });
         return new Pair(cert, key, certificate);
+    }
+
+    /** SEC1 with the named curve in its parameters field, as {@code openssl ecparam -genkey} writes it. */
+    private static byte[] sec1(KeyPair keys) throws IOException {
+        PrivateKeyInfo info = PrivateKeyInfo.getInstance(keys.getPrivate().getEncoded());
+        ECPrivateKey inner = ECPrivateKey.getInstance(info.parsePrivateKey());
+        return new ECPrivateKey(256, ((java.security.interfaces.ECPrivateKey) keys.getPrivate()).getS(),
+                inner.getPublicKey(), info.getPrivateKeyAlgorithm().getParameters()).getEncoded();
     }
 
     private static String pem(Object object) throws IOException {
