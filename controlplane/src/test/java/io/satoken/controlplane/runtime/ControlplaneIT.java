@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * {@code kube-root-ca.crt}, token Secrets we fill authenticate, and deleted accounts lose their tokens.
  */
 @RequiresKubeApiServer
-class ControlplaneIT {
+public class ControlplaneIT {
 
     static final Duration WAIT = Duration.ofSeconds(20);
 
@@ -65,7 +65,7 @@ class ControlplaneIT {
     }
 
     /** Runs {@code rt} on a daemon thread until it is closed; returns it. */
-    static ControlplaneRuntime runInBackground(ControlplaneRuntime rt) {
+    public static ControlplaneRuntime runInBackground(ControlplaneRuntime rt) {
         Thread t = new Thread(() -> {
             try {
                 rt.run();

@@ -1,0 +1,250 @@
+package io.satoken.controlplane.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
+import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
+import io.kubernetes.client.openapi.models.V1BoundObjectReference;
+import io.kubernetes.client.openapi.models.V1ClusterRole;
+import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
+import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1MutatingWebhook;
+import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1PolicyRule;
+import io.kubernetes.client.openapi.models.V1RoleRef;
+import io.kubernetes.client.openapi.models.RbacV1Subject;
+import io.kubernetes.client.openapi.models.V1RuleWithOperations;
+import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
+import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
+import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
+import io.kubernetes.client.openapi.models.V1Volume;
+import io.kubernetes.client.openapi.models.AdmissionregistrationV1WebhookClientConfig;
+import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.RequiresKubeApiServer;
+import io.satoken.controlplane.runtime.ControlplaneIT;
+import io.satoken.controlplane.runtime.ControlplaneRuntime;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The webhook registered with a real kube-apiserver whose built-in ServiceAccount admission plugin is
+ * disabled (the harness's default): pods get their ServiceAccount's token through us, missing accounts are
+ * refused with our message, annotated pods get the agent's volume, and an agent's token requests are
+ * confined to its node.
+ */
+@RequiresKubeApiServer
+class AdmissionWebhookIT {
+
+    static final String AGENT_NAMESPACE = "satoken-agent";
+    static final String AGENT = "satoken-agent";
+
+    static KubeApiServer server;
+    static ControlplaneRuntime runtime;
+    static CoreV1Api admin;
+    static String namespace;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = KubeApiServer.create().start();
+        ApiClient client = server.adminClient();
+        admin = new CoreV1Api(client);
+        Path dir = Files.createTempDirectory(server.workDir(), "webhook");
+        TestCertificates.Pair pair = TestCertificates.write(dir, "satoken-webhook");
+        ApiClient watchClient = server.clientFor(server.adminToken());
+        watchClient.setReadTimeout(0);
+        runtime = ControlplaneIT.runInBackground(new ControlplaneRuntime(new ControlplaneRuntime.Settings(
+                Set.of("serviceaccounts"), null, new byte[0], false, 2, new InetSocketAddress("127.0.0.1", 0), null,
+                new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
+                        ServingCertificate.load(pair.cert(), pair.key()), ServiceAccountAdmission.TokenVolume.PROJECTED,
+                        false, AGENT_NAMESPACE + "/" + AGENT, Path.of("/var/lib/satoken"),
+                        WebhookServer.Limits.defaults())),
+                server.clientFor(server.adminToken()), watchClient));
+        runtime.startServing();
+        register(client, "https://127.0.0.1:" + runtime.webhookAddress().getPort(),
+                pair.pem().getBytes(StandardCharsets.US_ASCII));
+        namespace = server.createNamespace("app");
+        // the API server picks webhook configurations up asynchronously: wait until a pod is mutated
+        Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            V1Pod probe = admin.createNamespacedPod(namespace, pod("probe-" + System.nanoTime(), null)).dryRun("All")
+                    .execute();
+            return "default".equals(probe.getSpec().getServiceAccountName());
+        });
+    }
+
+    @AfterAll
+    static void stop() {
+        if (runtime != null) {
+            runtime.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void pod_without_a_service_account_gets_default_and_its_projected_token() throws Exception {
+        V1Pod created = admin.createNamespacedPod(namespace, pod("plain", null)).execute();
+
+        assertThat(created.getSpec().getServiceAccountName()).isEqualTo("default");
+        V1Volume volume = created.getSpec().getVolumes().get(0);
+        assertThat(volume.getName()).matches("kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}");
+        assertThat(volume.getProjected().getDefaultMode()).isEqualTo(0644);
+        assertThat(volume.getProjected().getSources()).hasSize(3);
+        assertThat(volume.getProjected().getSources().get(0).getServiceAccountToken().getExpirationSeconds())
+                .isEqualTo(3607L);
+        assertThat(volume.getProjected().getSources().get(1).getConfigMap().getName()).isEqualTo("kube-root-ca.crt");
+        assertThat(volume.getProjected().getSources().get(2).getDownwardAPI().getItems().get(0).getFieldRef()
+                .getFieldPath()).isEqualTo("metadata.namespace");
+        assertThat(created.getSpec().getContainers().get(0).getVolumeMounts()).singleElement().satisfies(mount -> {
+            assertThat(mount.getName()).isEqualTo(volume.getName());
+            assertThat(mount.getMountPath()).isEqualTo("/var/run/secrets/kubernetes.io/serviceaccount");
+            assertThat(mount.getReadOnly()).isTrue();
+        });
+    }
+
+    @Test
+    void pod_naming_a_missing_service_account_is_denied_with_our_message() {
+        V1Pod pod = pod("orphan", null);
+        pod.getSpec().serviceAccountName("missing");
+
+        assertThatThrownBy(() -> admin.createNamespacedPod(namespace, pod).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(403);
+                    assertThat(e.getResponseBody()).contains("denied the request: pods \\\"orphan\\\" is forbidden: "
+                            + "error looking up service account " + namespace + "/missing: serviceaccount "
+                            + "\\\"missing\\\" not found");
+                });
+    }
+
+    @Test
+    void pod_asking_for_agent_tokens_gets_the_agents_directory() throws Exception {
+        V1Pod pod = pod("vault-client", Map.of("satoken.io/projections", "- path: vault/token\n  audience: vault\n"));
+
+        V1Pod created = admin.createNamespacedPod(namespace, pod).execute();
+
+        assertThat(created.getSpec().getVolumes()).anySatisfy(volume -> {
+            assertThat(volume.getName()).isEqualTo("satoken-agent-tokens");
+            assertThat(volume.getHostPath().getPath()).isEqualTo("/var/lib/satoken/pods");
+            assertThat(volume.getHostPath().getType()).isEqualTo("Directory");
+        });
+        V1Container container = created.getSpec().getContainers().get(0);
+        assertThat(container.getVolumeMounts()).anySatisfy(mount -> {
+            assertThat(mount.getMountPath()).isEqualTo("/var/run/secrets/satoken");
+            assertThat(mount.getSubPathExpr()).isEqualTo("$(POD_UID)");
+            assertThat(mount.getReadOnly()).isTrue();
+        });
+        assertThat(container.getEnv()).anySatisfy(env -> {
+            assertThat(env.getName()).isEqualTo("POD_UID");
+            assertThat(env.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.uid");
+        });
+    }
+
+    @Test
+    void invalid_projections_annotation_is_denied_with_the_agents_message() {
+        V1Pod pod = pod("bad-annotation", Map.of("satoken.io/projections", "- path: /etc/passwd\n"));
+
+        assertThatThrownBy(() -> admin.createNamespacedPod(namespace, pod).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(422);
+                    assertThat(e.getResponseBody()).contains("satoken.io/projections[0].path");
+                });
+    }
+
+    @Test
+    void agent_gets_tokens_only_for_pods_on_its_own_node() throws Exception {
+        admin.createNamespace(new io.kubernetes.client.openapi.models.V1Namespace()
+                .metadata(new V1ObjectMeta().name(AGENT_NAMESPACE))).execute();
+        server.createServiceAccount(AGENT_NAMESPACE, AGENT);
+        allowTokenRequests();
+        V1Pod agentPod = admin.createNamespacedPod(AGENT_NAMESPACE, onNode(pod("agent-a", null), "node-a", AGENT))
+                .execute();
+        server.createServiceAccount(namespace, "web");
+        V1Pod near = admin.createNamespacedPod(namespace, onNode(pod("web-a", null), "node-a", "web")).execute();
+        V1Pod far = admin.createNamespacedPod(namespace, onNode(pod("web-b", null), "node-b", "web")).execute();
+        // the agent's own credential: a token bound to its pod, as the kubelet projects it
+        String agentToken = admin.createNamespacedServiceAccountToken(AGENT, AGENT_NAMESPACE, boundTo(agentPod))
+                .execute().getStatus().getToken();
+        CoreV1Api asAgent = new CoreV1Api(server.clientFor(agentToken));
+
+        assertThat(asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(near)).execute()
+                .getStatus().getToken()).isNotEmpty();
+        assertThatThrownBy(() -> asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(far)).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(403);
+                    assertThat(e.getResponseBody()).contains("NT-4: pod " + namespace + "/web-b is on node node-b, "
+                            + "but the agent pod satoken-agent/agent-a is on node node-a");
+                });
+    }
+
+    // --- helpers ---------------------------------------------------------------------------------
+
+    static V1Pod pod(String name, Map<String, String> annotations) {
+        // client-java sends "overhead": {} unless told not to; the API server refuses that without a RuntimeClass
+        return new V1Pod().metadata(new V1ObjectMeta().name(name).annotations(annotations))
+                .spec(new V1PodSpec().overhead(null).containers(List.of(new V1Container().name("app").image("busybox"))));
+    }
+
+    static V1Pod onNode(V1Pod pod, String node, String serviceAccount) {
+        pod.getSpec().nodeName(node).serviceAccountName(serviceAccount);
+        return pod;
+    }
+
+    static AuthenticationV1TokenRequest boundTo(V1Pod pod) {
+        return new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().expirationSeconds(3600L)
+                .audiences(List.of(KubeApiServer.ISSUER))
+                .boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
+                        .name(pod.getMetadata().getName()).uid(pod.getMetadata().getUid())));
+    }
+
+    /** What the agent's ClusterRole grants: creating tokens for any ServiceAccount. */
+    static void allowTokenRequests() throws ApiException {
+        RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(server.adminClient());
+        rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name("it-agent-tokens"))
+                .rules(List.of(new V1PolicyRule().apiGroups(List.of("")).resources(List.of("serviceaccounts/token"))
+                        .verbs(List.of("create"))))).execute();
+        rbac.createClusterRoleBinding(new V1ClusterRoleBinding().metadata(new V1ObjectMeta().name("it-agent-tokens"))
+                .roleRef(new V1RoleRef().apiGroup("rbac.authorization.k8s.io").kind("ClusterRole").name("it-agent-tokens"))
+                .subjects(List.of(new RbacV1Subject().kind("ServiceAccount").namespace(AGENT_NAMESPACE).name(AGENT))))
+                .execute();
+    }
+
+    static void register(ApiClient client, String base, byte[] caBundle) throws ApiException {
+        AdmissionregistrationV1Api api = new AdmissionregistrationV1Api(client);
+        api.createMutatingWebhookConfiguration(new V1MutatingWebhookConfiguration()
+                .metadata(new V1ObjectMeta().name("satoken-it"))
+                .webhooks(List.of(new V1MutatingWebhook().name("pods.serviceaccount.satoken.io")
+                        .clientConfig(new AdmissionregistrationV1WebhookClientConfig().url(base + AdmissionWebhook.MUTATE_PODS)
+                                .caBundle(caBundle))
+                        .rules(List.of(new V1RuleWithOperations().apiGroups(List.of("")).apiVersions(List.of("v1"))
+                                .resources(List.of("pods")).operations(List.of("CREATE"))))
+                        .failurePolicy("Fail").sideEffects("None").reinvocationPolicy("IfNeeded").timeoutSeconds(10)
+                        .admissionReviewVersions(List.of("v1"))))).execute();
+        api.createValidatingWebhookConfiguration(new V1ValidatingWebhookConfiguration()
+                .metadata(new V1ObjectMeta().name("satoken-it"))
+                .webhooks(List.of(new V1ValidatingWebhook().name("serviceaccount-token.satoken.io")
+                        .clientConfig(new AdmissionregistrationV1WebhookClientConfig()
+                                .url(base + AdmissionWebhook.VALIDATE_TOKEN_REQUESTS).caBundle(caBundle))
+                        .rules(List.of(new V1RuleWithOperations().apiGroups(List.of("")).apiVersions(List.of("v1"))
+                                .resources(List.of("serviceaccounts/token")).operations(List.of("CREATE"))))
+                        .failurePolicy("Fail").sideEffects("None").timeoutSeconds(5)
+                        .admissionReviewVersions(List.of("v1"))))).execute();
+    }
+}
