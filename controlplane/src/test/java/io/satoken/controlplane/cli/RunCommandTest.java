@@ -66,7 +66,31 @@ class RunCommandTest {
                         "--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=10s"),
                         "lease duration > renew deadline > retry period"),
                 new Case("no workers", List.of("--controllers=serviceaccounts", "--concurrent-syncs=0"),
-                        "--concurrent-syncs must be at least 1, got 0"));
+                        "--concurrent-syncs must be at least 1, got 0"),
+                new Case("nothing to run", List.of("--controllers=-*"),
+                        "--controllers selects no controller and --webhook-address is not given: nothing to run"),
+                new Case("webhook without a certificate", List.of("--controllers=-*", "--webhook-address=:9443"),
+                        "--webhook-address needs --tls-cert-file and --tls-private-key-file"),
+                new Case("certificate without the webhook", List.of("--controllers=serviceaccounts",
+                        "--tls-cert-file", caFile), "need --webhook-address"),
+                new Case("certificate that is not PEM", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                        "--tls-cert-file", "NOTPEM", "--tls-private-key-file", rsaKey), "--tls-cert-file: "),
+                new Case("serving key of another certificate", List.of("--controllers=-*",
+                        "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey),
+                        "--tls-private-key-file: the key does not belong to the first certificate in --tls-cert-file"),
+                new Case("bad webhook address", List.of("--controllers=-*", "--webhook-address=9443",
+                        "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey),
+                        "--webhook-address: expected HOST:PORT, got \"9443\""),
+                new Case("unknown token volume", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                        "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--admission-token-volume=hostpath"),
+                        "--admission-token-volume: expected projected or secret, got \"hostpath\""),
+                new Case("agent account without a namespace", List.of("--controllers=-*",
+                        "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
+                        "--agent-service-account=satoken-agent"),
+                        "--agent-service-account: expected NAMESPACE/NAME, got \"satoken-agent\""),
+                new Case("relative agent root", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                        "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--agent-root-dir=var/lib"),
+                        "--agent-root-dir: must be an absolute path, got \"var/lib\""));
     }
 
     @ParameterizedTest(name = "{0}")
