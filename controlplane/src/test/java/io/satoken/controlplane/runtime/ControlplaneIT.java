@@ -58,7 +58,7 @@ class ControlplaneIT {
         ControlplaneRuntime rt = new ControlplaneRuntime(new ControlplaneRuntime.Settings(
                 Set.of("tokens", "serviceaccounts", "root-ca"),
                 ServiceAccountSigner.load(server.serviceAccountSigningKey()), RootCaBundle.load(server.servingCertificate()),
-                autoCreate, 2, new InetSocketAddress("127.0.0.1", 0), null),
+                autoCreate, 2, new InetSocketAddress("127.0.0.1", 0), null, null),
                 server.clientFor(server.adminToken()), watchClient);
         rt.startServing();
         return runInBackground(rt);
