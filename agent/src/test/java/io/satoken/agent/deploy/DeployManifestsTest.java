@@ -201,9 +201,11 @@ class DeployManifestsTest {
         Map<String, Object> spec = map(pod.get("spec"));
         Map<String, Object> reader = map(list(spec, "containers").get(0));
 
-        assertThat(map(volume(spec, "satoken").get("hostPath"))).containsEntry("path", agentConfig().get("rootDir") + "/pods");
-        assertThat(mount(reader, "satoken")).isEqualTo(Map.of(
-                "name", "satoken",
+        // the admission webhook's own names, so that it accepts the pod unchanged
+        assertThat(map(volume(spec, "satoken-agent-tokens").get("hostPath")))
+                .containsEntry("path", agentConfig().get("rootDir") + "/pods");
+        assertThat(mount(reader, "satoken-agent-tokens")).isEqualTo(Map.of(
+                "name", "satoken-agent-tokens",
                 "mountPath", "/var/run/secrets/satoken",
                 "subPathExpr", "$(POD_UID)",
                 "readOnly", true));
