@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * serving certificate's expiry and reloads.
  *
  * <p>Results: {@code allowed}, {@code patched}, {@code denied} (a rule said no), {@code invalid} (a
- * malformed review), {@code timeout}, {@code overloaded}; paths outside the routes count under
+ * malformed review), {@code timeout}, {@code overloaded}, {@code error} (the webhook itself failed);
+ * paths outside the routes count under
  * {@code other}.
  */
 final class WebhookMetrics {

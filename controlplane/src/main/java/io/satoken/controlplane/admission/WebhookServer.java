@@ -32,6 +32,8 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.Attribute;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -82,6 +84,7 @@ public final class WebhookServer implements AutoCloseable {
     }
 
     private static final Logger log = LoggerFactory.getLogger(WebhookServer.class);
+    private static final AttributeKey<ScheduledFuture<?>> REQUEST_TIMER = AttributeKey.valueOf("satoken.request-timer");
 
     private final InetSocketAddress requested;
     private final ServingCertificate certificate;
@@ -125,8 +128,9 @@ public final class WebhookServer implements AutoCloseable {
                                 .addLast("tls", certificate.context().newHandler(channel.alloc()))
                                 .addLast("idle", new IdleStateHandler(0, 0, limits.idleTimeout().toMillis(),
                                         TimeUnit.MILLISECONDS))
+                                .addLast("request-started", new RequestDeadline(REQUEST_TIMER, true))
                                 .addLast("http", new HttpServerCodec())
-                                .addLast("deadline", new RequestDeadline())
+                                .addLast("request-received", new RequestDeadline(REQUEST_TIMER, false))
                                 .addLast("aggregate", new BodyLimit(limits.maxBodyBytes()))
                                 .addLast("review", new ReviewHandler());
                     }
@@ -155,22 +159,35 @@ public final class WebhookServer implements AutoCloseable {
         }
     }
 
-    /** Step 2: closes a connection whose request does not arrive whole in time; idle connections too. */
+    /**
+     * Step 2: closes a connection whose request does not arrive whole in time, headers included, and idle
+     * connections. It sits twice in the pipeline: before the HTTP decoder, where the first bytes of a request
+     * start the clock, and after it, where the request's last part stops it.
+     */
     private final class RequestDeadline extends ChannelDuplexHandler {
-        private ScheduledFuture<?> timer;
+        private final AttributeKey<ScheduledFuture<?>> timerKey;
+        private final boolean starts;
+
+        RequestDeadline(AttributeKey<ScheduledFuture<?>> timerKey, boolean starts) {
+            this.timerKey = timerKey;
+            this.starts = starts;
+        }
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object message) throws Exception {
-            if (message instanceof HttpRequest && timer == null) {
-                timer = ctx.executor().schedule(() -> {
+            Attribute<ScheduledFuture<?>> timer = ctx.channel().attr(timerKey);
+            if (starts && timer.get() == null) {
+                timer.set(ctx.executor().schedule(() -> {
                     metrics.answered("other", "timeout", limits.requestTimeout());
                     respond(ctx, HttpResponseStatus.REQUEST_TIMEOUT, null, Verdict.invalid(
                             "the request did not arrive within " + limits.requestTimeout().toSeconds() + "s"), false);
-                }, limits.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+                }, limits.requestTimeout().toMillis(), TimeUnit.MILLISECONDS));
             }
-            if (message instanceof LastHttpContent && timer != null) {
-                timer.cancel(false);
-                timer = null;
+            if (!starts && message instanceof LastHttpContent) {
+                ScheduledFuture<?> running = timer.getAndSet(null);
+                if (running != null) {
+                    running.cancel(false);
+                }
             }
             super.channelRead(ctx, message);
         }
@@ -186,8 +203,9 @@ public final class WebhookServer implements AutoCloseable {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-            if (timer != null) {
-                timer.cancel(false);
+            ScheduledFuture<?> running = ctx.channel().attr(timerKey).getAndSet(null);
+            if (running != null) {
+                running.cancel(false);
             }
             super.channelInactive(ctx);
         }
@@ -325,12 +343,13 @@ public final class WebhookServer implements AutoCloseable {
                 Unpooled.wrappedBuffer(body));
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, type);
         response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+        // from the channel, not the context: the deadline timer's context sits before the HTTP encoder
         if (keepAlive) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-            ctx.writeAndFlush(response);
+            ctx.channel().writeAndFlush(response);
         } else {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            ctx.channel().writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
         }
     }
 }

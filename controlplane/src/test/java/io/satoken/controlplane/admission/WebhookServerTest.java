@@ -186,6 +186,31 @@ class WebhookServerTest {
     }
 
     @Test
+    void headers_that_do_not_arrive_in_time_get_408_too() throws Exception {
+        try (SSLSocket socket = socket("TLSv1.3")) {
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write("POST /mutate/pods HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+            assertThat(answer).startsWith("HTTP/1.1 408");
+        }
+    }
+
+    @Test
+    void keep_alive_connection_serves_many_requests() throws Exception {
+        HttpClient client = client();
+        URI uri = URI.create("https://127.0.0.1:" + server.address().getPort() + "/mutate/pods");
+        for (int i = 0; i < 20; i++) {
+            HttpResponse<String> response = client.send(HttpRequest.newBuilder(uri)
+                    .POST(HttpRequest.BodyPublishers.ofString(String.format(REVIEW, pod(3))))
+                    .header("Content-Type", "application/json").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void tls_1_2_and_1_3_are_served() throws Exception {
         for (String protocol : new String[] {"TLSv1.2", "TLSv1.3"}) {
             try (SSLSocket socket = socket(protocol)) {
