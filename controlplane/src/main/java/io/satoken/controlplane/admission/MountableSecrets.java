@@ -97,9 +97,10 @@ final class MountableSecrets {
         }
         for (String list : List.of("initContainers", "containers", "ephemeralContainers")) {
             for (PodPatch.ContainerRef ref : pod.containers(list)) {
-                if (!Json.objects(ref.container(), "envFrom", ref.path()).stream()
-                        .filter(from -> from.has("secretRef") && !from.get("secretRef").isJsonNull()).toList().isEmpty()) {
-                    return true;
+                for (JsonObject from : Json.objects(ref.container(), "envFrom", ref.path())) {
+                    if (Json.object(from, "secretRef", ref.path() + ".envFrom[]") != null) {
+                        return true;
+                    }
                 }
                 for (JsonObject env : Json.objects(ref.container(), "env", ref.path())) {
                     JsonObject valueFrom = Json.object(env, "valueFrom", ref.path() + ".env[]");
