@@ -66,13 +66,14 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  *     pick G1) and a GC log, and waits for {@code /readyz};</li>
  * <li>writes an AdmissionReview v1 CREATE of a Deployment's pod: an init container and two containers
  *     with env, ports, resources, mounts and probes, the {@code satoken.io/projections} annotation and
- *     the managedFields a ReplicaSet controller's pod carries; sends it once with {@code curl -k} and
+ *     a (trimmed) managedFields entry as a ReplicaSet controller's pod carries; sends it once with {@code curl -k} and
  *     checks the answer (200, {@code allowed: true}, the uid, a JSONPatch);</li>
  * <li>for each rate: a warm-up run of the load generator at that rate (not recorded), then the measured
  *     run; it reads every request's latency from the tool's per-request output and reports the rate
  *     achieved, p50 / p99 / p99.9 / max, the webhook's own count of patched reviews (which must equal the
- *     200s), its CPU (utime + stime, also by thread) and RSS, its GC pauses, the load generator's CPU,
- *     the machine's busy share and load average.</li>
+ *     200s), its CPU (utime + stime, also by thread) and RSS, its GC pauses and how many of the requests
+ *     slower than 2 ms were in flight during one (h2load only: its log has absolute times), the load
+ *     generator's CPU, the machine's busy share and load average.</li>
  * </ol>
  *
  * <pre>
