@@ -9,6 +9,7 @@ import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.satoken.agent.runtime.AgentRbac;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.LoadOptions;
+import io.satoken.common.testing.ProcStats;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -85,7 +86,6 @@ public final class PodBurstLoad {
             """;
     private static final List<String> FILES = List.of("vault/token", "sts/token");
     private static final Pattern JWT = Pattern.compile("eyJ[A-Za-z0-9_-]*\\.[A-Za-z0-9_.-]*");
-    private static final long CLK_TCK = 100; // getconf CLK_TCK on Linux x86-64
 
     private final int pods;
     private final double qps;
@@ -147,7 +147,7 @@ public final class PodBurstLoad {
             long ready = System.nanoTime();
             Cpu atReady = cpu(pid);
             say("agent pid %d ready after %.2f s (CPU %.2f s, RSS %d KiB)", pid, secs(ready - spawned),
-                    atReady.seconds(), status(pid, "VmRSS"));
+                    atReady.seconds(), ProcStats.statusKiB(pid, "VmRSS"));
 
             // --- the burst ---
             long apiPid = pidWith("--secure-port=" + URI.create(server.url()).getPort());
@@ -165,8 +165,8 @@ public final class PodBurstLoad {
             Cpu[] afterAll = {cpu(apiPid), cpu(etcdPid), cpu(pid), cpu(self)};
             creating.shutdown();
             long lastCreated = burst.created.values().stream().mapToLong(Long::longValue).max().orElseThrow();
-            long rssAfter = status(pid, "VmRSS");
-            long hwmAfter = status(pid, "VmHWM");
+            long rssAfter = ProcStats.statusKiB(pid, "VmRSS");
+            long hwmAfter = ProcStats.statusKiB(pid, "VmHWM");
             String rssSplitAfter = rssSplit(pid);
             Cpu afterBurst = cpu(pid);
             sampler.stop();
@@ -179,8 +179,8 @@ public final class PodBurstLoad {
             Thread.sleep(idleSeconds * 1000L);
             Cpu idleEnd = cpu(pid);
             long idleTo = System.nanoTime();
-            long rssIdle = status(pid, "VmRSS");
-            long hwmIdle = status(pid, "VmHWM");
+            long rssIdle = ProcStats.statusKiB(pid, "VmRSS");
+            long hwmIdle = ProcStats.statusKiB(pid, "VmHWM");
             String rssSplitIdle = rssSplit(pid);
             Metrics idle = Metrics.scrape(metricsUrl + "/metrics");
             Map<String, Double> serverAfter = serverRequests(server);
@@ -537,7 +537,7 @@ public final class PodBurstLoad {
         double idleCpu = idleEnd.seconds() - idleStart.seconds();
         say("idle %.1f s after the burst: agent CPU %.2f s (user %.2f, sys %.2f) = %.2f %% of one core; RSS %.1f MiB "
                         + "(VmHWM %.1f MiB), heap used %.1f MiB; TokenRequests during idle: %.0f", secs(idleNanos), idleCpu,
-                (idleEnd.user - idleStart.user) / (double) CLK_TCK, (idleEnd.system - idleStart.system) / (double) CLK_TCK,
+                (idleEnd.user - idleStart.user) / (double) ProcStats.CLK_TCK, (idleEnd.system - idleStart.system) / (double) ProcStats.CLK_TCK,
                 100 * idleCpu / secs(idleNanos), rssIdle / 1024.0, hwmIdle / 1024.0,
                 mib(idle.sum("jvm_memory_used_bytes{", "area=\"heap\"")), idle.requests() - after.requests());
         say("driver: %d inotify events, %d rescans", b.events, b.rescans);
@@ -659,7 +659,7 @@ public final class PodBurstLoad {
     /** utime and stime of a process, all threads, in clock ticks. */
     private record Cpu(long user, long system) {
         double seconds() {
-            return (user + system) / (double) CLK_TCK;
+            return (user + system) / (double) ProcStats.CLK_TCK;
         }
     }
 
@@ -673,17 +673,8 @@ public final class PodBurstLoad {
     /** VmRSS's parts: anonymous memory, mapped files (the jar, the CDS archive, libjvm) and shmem. */
     private static String rssSplit(long pid) throws IOException {
         return String.format(Locale.ROOT, "RssAnon %.1f MiB, RssFile %.1f MiB, RssShmem %.1f MiB",
-                status(pid, "RssAnon") / 1024.0, status(pid, "RssFile") / 1024.0, status(pid, "RssShmem") / 1024.0);
-    }
-
-    /** A "kB" field of /proc/pid/status, e.g. VmRSS, in KiB. */
-    private static long status(long pid, String field) throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-            if (line.startsWith(field + ":")) {
-                return Long.parseLong(line.substring(field.length() + 1).replace("kB", "").strip());
-            }
-        }
-        throw new IllegalStateException(field + " not in /proc/" + pid + "/status");
+                ProcStats.statusKiB(pid, "RssAnon") / 1024.0, ProcStats.statusKiB(pid, "RssFile") / 1024.0,
+                ProcStats.statusKiB(pid, "RssShmem") / 1024.0);
     }
 
     // --- small things ---

@@ -15,6 +15,7 @@ import io.kubernetes.client.openapi.models.V1PolicyRule;
 import io.kubernetes.client.util.PatchUtils;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.LoadOptions;
+import io.satoken.common.testing.ProcStats;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -77,7 +78,6 @@ public final class AggregationLoad {
     private static final String GROUP = "bench.satoken.io/group";
     private static final String LEAF_PREFIX = "bench-leaf-";
     private static final String AGGREGATE_PREFIX = "bench-aggregate-";
-    private static final long CLK_TCK = 100; // getconf CLK_TCK on Linux x86-64
     private static final long FLIP_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(120);
 
     private final int leaves;
@@ -145,11 +145,11 @@ public final class AggregationLoad {
             observer.awaitConverged(System.nanoTime() + TimeUnit.MINUTES.toNanos(10));
             say("%s: initial aggregation done %.1f s after start", side, secs(System.nanoTime() - spawned));
             double startCpu = awaitQuietCpu(pid);
-            Map<String, Double> threadsBefore = threadCpu(pid);
+            Map<String, Double> threadsBefore = ProcStats.threadCpuSeconds(pid);
             long apiPid = pidWith("--secure-port=" + URI.create(server.url()).getPort());
 
             Map<String, Double> requestsBefore = clusterRoleRequests(server);
-            double apiBefore = cpu(apiPid);
+            double apiBefore = ProcStats.cpuSeconds(apiPid);
             observer.countChanges(true);
             RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(admin);
             Random random = new Random(seed);
@@ -170,10 +170,10 @@ public final class AggregationLoad {
             double flipWall = secs(System.nanoTime() - flipsFrom);
             double flipCpu = awaitQuietCpu(pid) - startCpu;
             say("%s: CPU s during the flips by thread (names without digits): %s", side,
-                    delta(threadsBefore, threadCpu(pid)).entrySet().stream().filter(e -> e.getValue() >= 0.005)
+                    delta(threadsBefore, ProcStats.threadCpuSeconds(pid)).entrySet().stream().filter(e -> e.getValue() >= 0.005)
                             .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
                             .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue())).toList());
-            double apiServerFlipCpu = cpu(apiPid) - apiBefore;
+            double apiServerFlipCpu = ProcStats.cpuSeconds(apiPid) - apiBefore;
             observer.countChanges(false);
             Map<String, Double> requests = delta(requestsBefore, clusterRoleRequests(server));
 
@@ -356,11 +356,11 @@ public final class AggregationLoad {
      * that trailing events caused, and returns its CPU seconds.
      */
     private static double awaitQuietCpu(long pid) throws Exception {
-        double last = cpu(pid);
+        double last = ProcStats.cpuSeconds(pid);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
             Thread.sleep(1000);
-            double now = cpu(pid);
+            double now = ProcStats.cpuSeconds(pid);
             if (now - last < 0.015) {
                 return now;
             }
@@ -368,30 +368,6 @@ public final class AggregationLoad {
         }
         say("  (CPU of %d still moving after 60 s)", pid);
         return last;
-    }
-
-    private static double cpu(long pid) throws IOException {
-        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // utime is field 14, stime 15
-        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK;
-    }
-
-    /** CPU seconds of the process's threads, summed by thread name with digits dropped ("C2 CompilerThre"). */
-    private static Map<String, Double> threadCpu(long pid) throws IOException {
-        Map<String, Double> byName = new TreeMap<>();
-        try (Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
-            for (Path task : tasks.toList()) {
-                try {
-                    String name = Files.readString(task.resolve("comm")).strip().replaceAll("[0-9]+", "#");
-                    String stat = Files.readString(task.resolve("stat"));
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                    byName.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK, Double::sum);
-                } catch (IOException gone) {
-                    // the thread ended meanwhile
-                }
-            }
-        }
-        return byName;
     }
 
     private static long pidWith(String arg) throws IOException {

@@ -6,6 +6,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.LoadOptions;
+import io.satoken.common.testing.ProcStats;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.math.BigInteger;
@@ -92,7 +93,6 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 public final class WebhookLoad {
 
     static final String DEFAULT_JAVA_OPTS = "-XX:MaxRAM=512m -XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError -XX:+UseSerialGC";
-    private static final long CLK_TCK = 100; // getconf CLK_TCK on Linux x86-64
     /** The GC log's timemillis decoration: when the line was logged, ms since the epoch. */
     private static final Pattern LOGGED_AT = Pattern.compile("\\[(\\d+)ms\\]");
 
@@ -160,7 +160,8 @@ public final class WebhookLoad {
             HttpClient http = HttpClient.newHttpClient();
             awaitReady(http, metricsPort, cp);
             say("control plane pid %d ready after %.2f s (CPU %.2f s, RSS %d MiB); JVM options: %s",
-                    cp.pid(), (System.nanoTime() - started) / 1e9, cpu(cp.pid()), rssKiB(cp.pid()) / 1024, javaOpts);
+                    cp.pid(), (System.nanoTime() - started) / 1e9, ProcStats.cpuSeconds(cp.pid()),
+                    ProcStats.statusKiB(cp.pid(), "VmRSS") / 1024, javaOpts);
 
             Path body = work.resolve("review.json");
             String uid = UUID.randomUUID().toString();
@@ -188,8 +189,8 @@ public final class WebhookLoad {
             apiDelta.values().removeIf(v -> v == 0);
             say("control plane API requests during the load: %s", apiDelta.isEmpty() ? "none" : apiDelta);
             long pid = cp.pid();
-            say("control plane at the end: CPU %.2f s, RSS %d MiB, peak RSS %d MiB", cpu(pid), rssKiB(pid) / 1024,
-                    status(pid, "VmHWM") / 1024);
+            say("control plane at the end: CPU %.2f s, RSS %d MiB, peak RSS %d MiB", ProcStats.cpuSeconds(pid),
+                    ProcStats.statusKiB(pid, "VmRSS") / 1024, ProcStats.statusKiB(pid, "VmHWM") / 1024);
             cp.destroy();
             cp.waitFor(10, TimeUnit.SECONDS);
             List<String> warnings = Files.readAllLines(log).stream()
@@ -216,14 +217,14 @@ public final class WebhookLoad {
         Path out = work.resolve("run" + run + "-" + rate + ".out");
         String loadBefore = loadAverage();
         Map<String, Double> webhookBefore = webhookMetrics(http, metricsPort);
-        Map<String, Double> threadsBefore = threadCpu(pid);
+        Map<String, Double> threadsBefore = ProcStats.threadCpuSeconds(pid);
         int gcBefore = gcPauses(work).size();
         long[] machineBefore = machineTicks();
-        double cpuBefore = cpu(pid);
+        double cpuBefore = ProcStats.cpuSeconds(pid);
         double toolCpu = load(tool, url, body, rate, connections, duration, out);
-        double cpuAfter = cpu(pid);
+        double cpuAfter = ProcStats.cpuSeconds(pid);
         long[] machineAfter = machineTicks();
-        Map<String, Double> threadsAfter = threadCpu(pid);
+        Map<String, Double> threadsAfter = ProcStats.threadCpuSeconds(pid);
         Map<String, Double> webhookAfter = webhookMetrics(http, metricsPort);
         String loadAfter = loadAverage();
         List<double[]> pauses = gcPauses(work);
@@ -261,7 +262,7 @@ public final class WebhookLoad {
         return new Result(run, rate, samples.size() / (double) duration, ok.length, errors, statuses,
                 quantile(ok, 0.50), quantile(ok, 0.99), quantile(ok, 0.999), ok.length == 0 ? Double.NaN : ok[ok.length - 1],
                 Arrays.stream(ok).average().orElse(Double.NaN), slower, cpuAfter - cpuBefore, toolCpu, busy,
-                rssKiB(pid), gcSummary(pauses), loadBefore, loadAfter, threads,
+                ProcStats.statusKiB(pid, "VmRSS"), gcSummary(pauses), loadBefore, loadAfter, threads,
                 serverSide(webhookBefore, webhookAfter, path), reviewed,
                 tool.equals("h2load") ? gcOverlap(samples, pauses, 2.0) : "n/a (hey's times are relative)");
     }
@@ -682,39 +683,6 @@ public final class WebhookLoad {
     }
 
     // --- /proc ---
-
-    static double cpu(long pid) throws IOException {
-        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // utime is field 14, stime 15
-        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK;
-    }
-
-    /** CPU seconds of the process's threads, summed by thread name with digits dropped. */
-    static Map<String, Double> threadCpu(long pid) throws IOException {
-        Map<String, Double> byName = new TreeMap<>();
-        try (Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
-            for (Path task : tasks.toList()) {
-                try {
-                    String name = Files.readString(task.resolve("comm")).strip().replaceAll("[0-9]+", "#");
-                    String stat = Files.readString(task.resolve("stat"));
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                    byName.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK, Double::sum);
-                } catch (IOException gone) {
-                    // the thread ended meanwhile
-                }
-            }
-        }
-        return byName;
-    }
-
-    static long status(long pid, String field) throws IOException {
-        return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream().filter(l -> l.startsWith(field + ":"))
-                .map(l -> Long.parseLong(l.replaceAll("[^0-9]", ""))).findFirst().orElse(-1L);
-    }
-
-    static long rssKiB(long pid) throws IOException {
-        return status(pid, "VmRSS");
-    }
 
     /** The machine's total and idle (idle + iowait) jiffies from /proc/stat. */
     static long[] machineTicks() throws IOException {
