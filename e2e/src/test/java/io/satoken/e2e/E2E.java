@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class E2E {
 
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
+    /** Tells the logs of one run of the suite from those of earlier runs in the same target dir. */
+    private static final long RUN = ProcessHandle.current().pid();
 
     private E2E() {
     }
@@ -57,7 +59,7 @@ final class E2E {
 
     /** A fresh log file for {@code name}, numbered so restarts of one process keep every log. */
     static Path newLog(String name) {
-        return logsDir().resolve(String.format("%03d-%s.log", SEQUENCE.incrementAndGet(), name));
+        return logsDir().resolve(String.format("%d-%03d-%s.log", RUN, SEQUENCE.incrementAndGet(), name));
     }
 
     /**

@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -27,6 +29,13 @@ final class SatokenProcess implements AutoCloseable {
     static final String JAVA_OPTS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m";
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    /** Processes still running when the test JVM exits (a test that failed half-way) are killed with it. */
+    private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly),
+                "satoken-e2e-processes"));
+    }
 
     private final String name;
     private final Process process;
@@ -64,7 +73,10 @@ final class SatokenProcess implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().putIfAbsent("JAVA_OPTS", JAVA_OPTS);
         pb.environment().putAll(env);
-        return new SatokenProcess(name, pb.start(), log, metricsAddress);
+        Process process = pb.start();
+        LIVE.add(process);
+        process.onExit().thenRun(() -> LIVE.remove(process));
+        return new SatokenProcess(name, process, log, metricsAddress);
     }
 
     String name() {

@@ -86,6 +86,9 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
             stopped.countDown();
+            // SIGTERM is how the agent is stopped; once it has stopped cleanly, say so with 0, not the JVM's
+            // 143, which systemd would record as a failure of the unit.
+            Runtime.getRuntime().halt(0);
         }, "satoken-shutdown"));
         agent.start();
         stopped.await();

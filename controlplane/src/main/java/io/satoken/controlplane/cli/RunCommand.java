@@ -187,9 +187,23 @@ final class RunCommand implements Callable<Integer> {
                 : null;
         ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(selected, signer, rootCa,
                 legacyTokenAutoCreate, concurrentSyncs, address, election, webhook), client, watchClient);
-        Runtime.getRuntime().addShutdownHook(new Thread(runtime::close, "satoken-shutdown"));
+        Thread onSigterm = new Thread(() -> {
+            runtime.close();
+            // stopped by SIGTERM and shut down cleanly: exit 0, as documented, not the JVM's 143
+            Runtime.getRuntime().halt(0);
+        }, "satoken-shutdown");
+        Runtime.getRuntime().addShutdownHook(onSigterm);
         runtime.startServing();
-        return runtime.run();
+        int status = runtime.run();
+        try {
+            // ended on its own (a lost Lease): exit with run's status, which the hook would turn into 0
+            Runtime.getRuntime().removeShutdownHook(onSigterm);
+        } catch (IllegalStateException shuttingDown) {
+            // SIGTERM: the hook is closing the runtime and ends the JVM with 0
+            return status;
+        }
+        runtime.close();
+        return status;
     }
 
     /** The webhook's settings, or null when {@code --webhook-address} is not given. */

@@ -1,0 +1,362 @@
+package io.satoken.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
+import io.kubernetes.client.openapi.apis.AuthenticationV1Api;
+import io.kubernetes.client.openapi.apis.AuthorizationV1Api;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
+import io.kubernetes.client.openapi.models.AdmissionregistrationV1WebhookClientConfig;
+import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
+import io.kubernetes.client.openapi.models.V1AggregationRule;
+import io.kubernetes.client.openapi.models.V1BoundObjectReference;
+import io.kubernetes.client.openapi.models.V1ClusterRole;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
+import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1EnvVar;
+import io.kubernetes.client.openapi.models.V1LabelSelector;
+import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSecurityContext;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1PolicyRule;
+import io.kubernetes.client.openapi.models.V1ResourceAttributes;
+import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1SelfSubjectAccessReview;
+import io.kubernetes.client.openapi.models.V1SelfSubjectAccessReviewSpec;
+import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
+import io.kubernetes.client.openapi.models.V1TokenReview;
+import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
+import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
+import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
+import io.kubernetes.client.openapi.models.V1Volume;
+import io.kubernetes.client.openapi.models.V1VolumeMount;
+import io.kubernetes.client.util.Yaml;
+import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.RequiresKubeApiServer;
+import io.satoken.controlplane.admission.TestCertificates;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The whole system as an operator runs it: a kube-apiserver with its own ServiceAccount admission plugin
+ * off and the control plane's signing key among its {@code --service-account-key-file}s;
+ * {@code satoken-controlplane} (every controller and the webhook, as its own ServiceAccount with
+ * {@code controlplane/deploy/10-rbac.yaml}) and {@code satoken-agent} in pod mode for node-a (as
+ * {@code satoken-system/satoken-agent} with {@code agent/deploy/10-rbac.yaml}, its token bound to an agent
+ * pod on node-a), each a separate process started from its launcher; the webhook registered by
+ * {@code controlplane/deploy/50-webhook-configurations.yaml} with its caBundle (the service reference
+ * replaced by a loopback URL, as there is no cluster network).
+ */
+@RequiresKubeApiServer
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class WholeFlowE2E {
+
+    static final String NODE = "node-a";
+    static final String AGENT_NS = "satoken-system";
+    static final String AGENT_SA = "satoken-agent";
+    static final String CONTROLPLANE_NS = "satoken-controlplane";
+    static final Duration WAIT = Duration.ofSeconds(60);
+
+    static KubeApiServer server;
+    static SatokenProcess controlplane;
+    static SatokenProcess agent;
+    static CoreV1Api admin;
+    static Path work;
+    static Path rootDir;
+    static Path rootCa;
+    static String agentToken;
+    static String namespace;
+
+    @BeforeAll
+    static void startTheSystem() throws Exception {
+        work = Files.createTempDirectory("satoken-e2e-flow-");
+        Path signingKey = work.resolve("sa.key");
+        Path signingPub = work.resolve("sa.pub");
+        writeEcKeyPair(signingKey, signingPub);
+        server = KubeApiServer.builder()
+                .addFlag("--service-account-key-file", signingPub.toString()) // our legacy tokens verify
+                .build().start(); // the harness disables the built-in ServiceAccount admission plugin
+        admin = new CoreV1Api(server.adminClient());
+        rootCa = server.servingCertificate();
+
+        Path deploy = E2E.repo().resolve("controlplane/deploy");
+        Kubectl kubectl = Kubectl.forAdmin(server);
+        kubectl.apply(deploy.resolve("00-namespace.yaml"));
+        kubectl.apply(deploy.resolve("10-rbac.yaml"));
+        Path cpKubeconfig = work.resolve("controlplane.kubeconfig");
+        server.writeKubeconfig(cpKubeconfig,
+                IssuedTokens.record(server.serviceAccountToken(CONTROLPLANE_NS, "satoken-controlplane")));
+
+        TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
+        rootDir = Files.createDirectories(work.resolve("var-lib-satoken"));
+        int webhookPort = E2E.freePort();
+        String cpMetrics = "127.0.0.1:" + E2E.freePort();
+        controlplane = SatokenProcess.controlplane("flow-controlplane", List.of("run",
+                "--kubeconfig=" + cpKubeconfig,
+                "--controllers=*",
+                "--service-account-private-key-file=" + signingKey,
+                "--root-ca-file=" + rootCa,
+                "--leader-elect-namespace=" + CONTROLPLANE_NS,
+                "--metrics-address=" + cpMetrics,
+                "--webhook-address=127.0.0.1:" + webhookPort,
+                "--tls-cert-file=" + tls.cert(),
+                "--tls-private-key-file=" + tls.key(),
+                "--agent-service-account=" + AGENT_NS + "/" + AGENT_SA,
+                "--agent-root-dir=" + rootDir), cpMetrics, Map.of());
+        controlplane.awaitReady(WAIT);
+        registerWebhooks("https://127.0.0.1:" + webhookPort, Files.readAllBytes(tls.cert()));
+
+        Path agentDeploy = E2E.repo().resolve("agent/deploy");
+        kubectl.apply(agentDeploy.resolve("00-namespace.yaml"));
+        kubectl.apply(agentDeploy.resolve("10-rbac.yaml"));
+        // The DaemonSet's pod on node-a, admitted through our webhook; the agent's token is bound to it,
+        // as kubelet binds a projected token, which is what node confinement (NT-1) requires.
+        V1Pod agentPod = pod("satoken-agent-" + NODE, NODE);
+        agentPod.getSpec().serviceAccountName(AGENT_SA);
+        agentPod = admin.createNamespacedPod(AGENT_NS, agentPod).execute();
+        agentToken = IssuedTokens.record(admin.createNamespacedServiceAccountToken(AGENT_SA, AGENT_NS,
+                new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().expirationSeconds(3600L)
+                        .boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
+                                .name(agentPod.getMetadata().getName()).uid(agentPod.getMetadata().getUid()))))
+                .execute().getStatus().getToken());
+        Path agentKubeconfig = work.resolve("agent.kubeconfig");
+        server.writeKubeconfig(agentKubeconfig, agentToken);
+        Path agentConfig = work.resolve("agent.yaml");
+        Files.writeString(agentConfig, "mode: pods\nrootDir: " + rootDir + "\n");
+        String agentMetrics = "127.0.0.1:" + E2E.freePort();
+        agent = SatokenProcess.agent("flow-agent", List.of("run", "--config", agentConfig.toString(),
+                "--kubeconfig", agentKubeconfig.toString(), "--node-name", NODE,
+                "--metrics-address", agentMetrics), agentMetrics, Map.of());
+        agent.awaitReady(WAIT);
+    }
+
+    @AfterAll
+    static void stopTheSystem() {
+        int agentStatus = agent == null ? 0 : agent.stop();
+        int controlplaneStatus = controlplane == null ? 0 : controlplane.stop();
+        E2E.closeKeepingLogs(server, "flow");
+        assertThat(agentStatus).as("agent exit status after SIGTERM").isZero();
+        assertThat(controlplaneStatus).as("control plane exit status after SIGTERM").isZero();
+    }
+
+    @Test
+    @Order(1)
+    void newNamespace_getsItsDefaultServiceAccount_andKubeRootCa() throws Exception {
+        namespace = server.createNamespace("flow");
+        String expectedCa = Files.readString(rootCa);
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(admin.readNamespacedServiceAccount("default", namespace).execute()).isNotNull();
+            V1ConfigMap ca = admin.readNamespacedConfigMap("kube-root-ca.crt", namespace).execute();
+            assertThat(ca.getData()).containsOnlyKeys("ca.crt").containsEntry("ca.crt", expectedCa);
+        });
+    }
+
+    @Test
+    @Order(2)
+    void annotatedPod_isInjected_getsItsTokenFile_whichTheApiServerAcceptsForItsAudience_namingThePod()
+            throws Exception {
+        V1Pod reader = annotated("reader", NODE);
+        reader.getSpec().securityContext(new V1PodSecurityContext().runAsUser(1000L).runAsGroup(1000L).fsGroup(2000L));
+        V1Pod created = admin.createNamespacedPod(namespace, reader).execute();
+
+        // the webhook: the ServiceAccount admission part ...
+        V1PodSpec spec = created.getSpec();
+        assertThat(spec.getServiceAccountName()).isEqualTo("default");
+        V1Volume apiAccess = spec.getVolumes().stream()
+                .filter(v -> v.getName().startsWith("kube-api-access-")).findFirst().orElseThrow();
+        assertThat(apiAccess.getProjected()).isNotNull();
+        // ... and the agent's directory
+        V1Volume agentVolume = spec.getVolumes().stream()
+                .filter(v -> v.getName().equals("satoken-agent-tokens")).findFirst().orElseThrow();
+        assertThat(agentVolume.getHostPath().getPath()).isEqualTo(rootDir.resolve("pods").toString());
+        assertThat(agentVolume.getHostPath().getType()).isEqualTo("Directory");
+        V1Container c = spec.getContainers().get(0);
+        assertThat(c.getVolumeMounts()).extracting(V1VolumeMount::getMountPath)
+                .contains("/var/run/secrets/kubernetes.io/serviceaccount", "/var/run/secrets/satoken");
+        V1VolumeMount tokens = c.getVolumeMounts().stream()
+                .filter(m -> m.getName().equals("satoken-agent-tokens")).findFirst().orElseThrow();
+        assertThat(tokens.getReadOnly()).isTrue();
+        assertThat(tokens.getSubPathExpr()).isEqualTo("$(POD_UID)");
+        assertThat(c.getEnv()).extracting(V1EnvVar::getName).contains("POD_UID");
+
+        // the agent: the token file, with kubelet's modes for an fsUser and fsGroup
+        String uid = created.getMetadata().getUid();
+        Path podDir = rootDir.resolve("pods").resolve(uid);
+        Path file = podDir.resolve("vault/token");
+        await().atMost(WAIT).until(() -> Files.isRegularFile(file));
+        PosixFileAttributes attrs = Files.readAttributes(file, PosixFileAttributes.class);
+        assertThat(PosixFilePermissions.toString(attrs.permissions())).isEqualTo("rw-r-----");
+        assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
+        assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(podDir))).isEqualTo("rwxr-xr-x");
+        assertThat(Files.readSymbolicLink(podDir.resolve("..data")).toString()).startsWith("..");
+
+        V1TokenReviewStatus review = review(IssuedTokens.read(file), "vault");
+        assertThat(review.getAuthenticated()).isTrue();
+        assertThat(review.getAudiences()).containsExactly("vault");
+        assertThat(review.getUser().getUsername()).isEqualTo("system:serviceaccount:" + namespace + ":default");
+        assertThat(review.getUser().getExtra()).containsEntry("authentication.kubernetes.io/pod-name", List.of("reader"))
+                .containsEntry("authentication.kubernetes.io/pod-uid", List.of(uid));
+        assertThat(review(IssuedTokens.read(file), "another-audience").getAuthenticated())
+                .as("the token is scoped to its audience").isNotEqualTo(Boolean.TRUE);
+
+        // deleting the pod removes its directory
+        admin.deleteNamespacedPod("reader", namespace).gracePeriodSeconds(0).execute();
+        await().atMost(WAIT).until(() -> !Files.exists(podDir));
+    }
+
+    @Test
+    @Order(3)
+    void agentIdentity_isConfinedToItsNode() throws Exception {
+        V1Pod elsewhere = admin.createNamespacedPod(namespace, annotated("elsewhere", "node-b")).execute();
+        V1Pod here = admin.createNamespacedPod(namespace, pod("here", NODE)).execute();
+        CoreV1Api asAgent = new CoreV1Api(server.clientFor(agentToken));
+
+        assertThatThrownBy(() -> asAgent.createNamespacedServiceAccountToken("default", namespace, boundTo(elsewhere))
+                .execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(403);
+                    assertThat(e.getResponseBody()).contains("node-b").contains(NODE);
+                });
+        String granted = asAgent.createNamespacedServiceAccountToken("default", namespace, boundTo(here)).execute()
+                .getStatus().getToken();
+        assertThat(IssuedTokens.record(granted)).isNotBlank();
+        // and the agent itself writes nothing for a pod on another node
+        assertThat(rootDir.resolve("pods").resolve(elsewhere.getMetadata().getUid())).doesNotExist();
+    }
+
+    @Test
+    @Order(4)
+    void legacyTokenSecret_isFilledByTheTokensController_andAuthenticates() throws Exception {
+        admin.createNamespacedSecret(namespace, new V1Secret().type("kubernetes.io/service-account-token")
+                .metadata(new V1ObjectMeta().name("legacy")
+                        .annotations(Map.of("kubernetes.io/service-account.name", "default")))).execute();
+        byte[] token = await().atMost(WAIT).until(
+                () -> {
+                    Map<String, byte[]> data = admin.readNamespacedSecret("legacy", namespace).execute().getData();
+                    return data == null ? null : data.get("token");
+                }, t -> t != null);
+        String legacy = IssuedTokens.record(new String(token, StandardCharsets.UTF_8));
+
+        V1TokenReviewStatus review = review(legacy, null);
+        assertThat(review.getAuthenticated()).isTrue();
+        assertThat(review.getUser().getUsername()).isEqualTo("system:serviceaccount:" + namespace + ":default");
+        // a real call with it: self-subject reviews are open to every authenticated user (401 otherwise)
+        V1SelfSubjectAccessReview self = new AuthorizationV1Api(server.clientFor(legacy)).createSelfSubjectAccessReview(
+                new V1SelfSubjectAccessReview().spec(new V1SelfSubjectAccessReviewSpec().resourceAttributes(
+                        new V1ResourceAttributes().namespace(namespace).verb("get").resource("pods")))).execute();
+        assertThat(self.getStatus()).isNotNull();
+    }
+
+    @Test
+    @Order(5)
+    void aggregatedClusterRole_convergesToItsSources() throws Exception {
+        RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(server.adminClient());
+        String label = "e2e.satoken.io/aggregate-to-flow";
+        rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name("e2e-flow-aggregate"))
+                .aggregationRule(new V1AggregationRule().clusterRoleSelectors(List.of(
+                        new V1LabelSelector().matchLabels(Map.of(label, "true")))))).execute();
+        V1PolicyRule readPods = new V1PolicyRule().apiGroups(List.of("")).resources(List.of("pods"))
+                .verbs(List.of("get", "list"));
+        rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name("e2e-flow-source")
+                .labels(Map.of(label, "true"))).rules(List.of(readPods))).execute();
+        await().atMost(WAIT).untilAsserted(() -> assertThat(
+                rbac.readClusterRole("e2e-flow-aggregate").execute().getRules()).containsExactly(readPods));
+
+        V1PolicyRule readSecrets = new V1PolicyRule().apiGroups(List.of("")).resources(List.of("secrets"))
+                .verbs(List.of("get"));
+        V1ClusterRole source = rbac.readClusterRole("e2e-flow-source").execute();
+        rbac.replaceClusterRole("e2e-flow-source", source.rules(List.of(readPods, readSecrets))).execute();
+        await().atMost(WAIT).untilAsserted(() -> assertThat(
+                rbac.readClusterRole("e2e-flow-aggregate").execute().getRules()).containsExactly(readPods, readSecrets));
+    }
+
+    // --- helpers ---------------------------------------------------------------------------------
+
+    /** The two configurations as deployed, with a loopback URL for the Service and our CA as caBundle. */
+    static void registerWebhooks(String base, byte[] caBundle) throws IOException, ApiException {
+        AdmissionregistrationV1Api api = new AdmissionregistrationV1Api(server.adminClient());
+        for (Object o : Yaml.loadAll(E2E.repo().resolve("controlplane/deploy/50-webhook-configurations.yaml").toFile())) {
+            if (o instanceof V1MutatingWebhookConfiguration m) {
+                m.getWebhooks().forEach(w -> w.clientConfig(url(w.getClientConfig(), base, caBundle)));
+                api.createMutatingWebhookConfiguration(m).execute();
+            } else if (o instanceof V1ValidatingWebhookConfiguration v) {
+                v.getWebhooks().forEach(w -> w.clientConfig(url(w.getClientConfig(), base, caBundle)));
+                api.createValidatingWebhookConfiguration(v).execute();
+            }
+        }
+    }
+
+    private static AdmissionregistrationV1WebhookClientConfig url(AdmissionregistrationV1WebhookClientConfig config,
+            String base, byte[] caBundle) {
+        String path = config.getService().getPath();
+        return new AdmissionregistrationV1WebhookClientConfig().url(base + path).caBundle(caBundle);
+    }
+
+    static V1Pod pod(String name, String node) {
+        return new V1Pod().metadata(new V1ObjectMeta().name(name))
+                .spec(new V1PodSpec().nodeName(node).overhead(null)
+                        .containers(List.of(new V1Container().name("main").image("busybox:1.36"))));
+    }
+
+    static V1Pod annotated(String name, String node) {
+        V1Pod p = pod(name, node);
+        p.getMetadata().annotations(Map.of("satoken.io/projections",
+                "- path: vault/token\n  audience: vault\n  expirationSeconds: 3600\n"));
+        return p;
+    }
+
+    private static AuthenticationV1TokenRequest boundTo(V1Pod pod) {
+        return new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().audiences(List.of("vault"))
+                .expirationSeconds(600L).boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
+                        .name(pod.getMetadata().getName()).uid(pod.getMetadata().getUid())));
+    }
+
+    private static V1TokenReviewStatus review(String token, String audience) throws ApiException {
+        V1TokenReviewSpec spec = new V1TokenReviewSpec().token(token.strip());
+        if (audience != null) {
+            spec.audiences(List.of(audience));
+        }
+        return new AuthenticationV1Api(server.adminClient()).createTokenReview(new V1TokenReview().spec(spec))
+                .execute().getStatus();
+    }
+
+    private static void writeEcKeyPair(Path privateKey, Path publicKey) throws Exception {
+        KeyPairGenerator gen = KeyPairGenerator.getInstance("EC");
+        gen.initialize(new ECGenParameterSpec("secp256r1"));
+        KeyPair keys = gen.generateKeyPair();
+        Files.writeString(privateKey, pem("PRIVATE KEY", keys.getPrivate().getEncoded()));
+        Files.setPosixFilePermissions(privateKey, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(publicKey, pem("PUBLIC KEY", keys.getPublic().getEncoded()));
+    }
+
+    private static String pem(String type, byte[] der) {
+        return "-----BEGIN " + type + "-----\n"
+                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der)
+                + "\n-----END " + type + "-----\n";
+    }
+}
