@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /** kubectl, as an operator runs it, against a test API server as its admin. */
@@ -55,6 +57,16 @@ final class Kubectl {
             throw new IOException("kubectl " + String.join(" ", args) + " did not finish in 120 s");
         }
         return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    }
+
+    /** The client's minor version ({@code kubectl version --client -o json}). */
+    int clientMinor() throws IOException, InterruptedException {
+        Result r = run("version", "--client", "-o", "json");
+        Matcher m = Pattern.compile("\"minor\"\\s*:\\s*\"(\\d+)").matcher(r.output());
+        if (r.status() != 0 || !m.find()) {
+            throw new IOException("kubectl version --client -o json said:\n" + r.output());
+        }
+        return Integer.parseInt(m.group(1));
     }
 
     /** {@code kubectl apply -f file}; fails with kubectl's output unless it exits 0. */
