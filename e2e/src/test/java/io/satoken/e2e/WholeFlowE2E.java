@@ -54,6 +54,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -212,7 +213,17 @@ class WholeFlowE2E {
         assertThat(PosixFilePermissions.toString(attrs.permissions())).isEqualTo("rw-r-----");
         assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
         assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(podDir))).isEqualTo("rwxr-xr-x");
+        // every directory of the layout 0755 (AW-1), every file the token's own mode; nothing else in it
+        try (Stream<Path> all = Files.walk(rootDir.resolve("pods"))) {
+            for (Path p : all.toList()) {
+                if (Files.isSymbolicLink(p)) {
+                    continue;
+                }
+                String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
+                assertThat(mode).as("mode of %s", rootDir.relativize(p))
+                        .isEqualTo(Files.isDirectory(p) ? "rwxr-xr-x" : "rw-r-----");
+            }
+        }
         assertThat(Files.readSymbolicLink(podDir.resolve("..data")).toString()).startsWith("..");
 
         V1TokenReviewStatus review = review(IssuedTokens.read(file), "vault");
@@ -233,7 +244,7 @@ class WholeFlowE2E {
     @Order(3)
     void agentIdentity_isConfinedToItsNode() throws Exception {
         V1Pod elsewhere = admin.createNamespacedPod(namespace, annotated("elsewhere", "node-b")).execute();
-        V1Pod here = admin.createNamespacedPod(namespace, pod("here", NODE)).execute();
+        V1Pod here = admin.createNamespacedPod(namespace, annotated("here", NODE)).execute();
         CoreV1Api asAgent = new CoreV1Api(server.clientFor(agentToken));
 
         assertThatThrownBy(() -> asAgent.createNamespacedServiceAccountToken("default", namespace, boundTo(elsewhere))
@@ -245,7 +256,9 @@ class WholeFlowE2E {
         String granted = asAgent.createNamespacedServiceAccountToken("default", namespace, boundTo(here)).execute()
                 .getStatus().getToken();
         assertThat(IssuedTokens.record(granted)).isNotBlank();
-        // and the agent itself writes nothing for a pod on another node
+        // and the agent, having served the later pod on its node, wrote nothing for the one on node-b
+        await().atMost(WAIT).until(() -> Files.isRegularFile(
+                rootDir.resolve("pods").resolve(here.getMetadata().getUid()).resolve("vault/token")));
         assertThat(rootDir.resolve("pods").resolve(elsewhere.getMetadata().getUid())).doesNotExist();
     }
 
