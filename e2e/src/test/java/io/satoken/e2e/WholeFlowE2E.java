@@ -91,6 +91,8 @@ class WholeFlowE2E {
     static Path rootCa;
     static String agentToken;
     static String namespace;
+    static List<String> controlplaneArgs;
+    static String controlplaneMetrics;
 
     @BeforeAll
     static void startTheSystem() throws Exception {
@@ -116,7 +118,7 @@ class WholeFlowE2E {
         rootDir = Files.createDirectories(work.resolve("var-lib-satoken"));
         int webhookPort = E2E.freePort();
         String cpMetrics = "127.0.0.1:" + E2E.freePort();
-        controlplane = SatokenProcess.controlplane("flow-controlplane", List.of("run",
+        controlplaneArgs = List.of("run",
                 "--kubeconfig=" + cpKubeconfig,
                 "--controllers=*",
                 "--service-account-private-key-file=" + signingKey,
@@ -127,7 +129,9 @@ class WholeFlowE2E {
                 "--tls-cert-file=" + tls.cert(),
                 "--tls-private-key-file=" + tls.key(),
                 "--agent-service-account=" + AGENT_NS + "/" + AGENT_SA,
-                "--agent-root-dir=" + rootDir), cpMetrics, Map.of());
+                "--agent-root-dir=" + rootDir);
+        controlplaneMetrics = cpMetrics;
+        controlplane = SatokenProcess.controlplane("flow-controlplane", controlplaneArgs, cpMetrics, Map.of());
         controlplane.awaitReady(WAIT);
         registerWebhooks("https://127.0.0.1:" + webhookPort, Files.readAllBytes(tls.cert()));
 
@@ -306,6 +310,33 @@ class WholeFlowE2E {
         rbac.replaceClusterRole("e2e-flow-source", source.rules(List.of(readPods, readSecrets))).execute();
         await().atMost(WAIT).untilAsserted(() -> assertThat(
                 rbac.readClusterRole("e2e-flow-aggregate").execute().getRules()).containsExactly(readPods, readSecrets));
+    }
+
+    @Test
+    @Order(6)
+    void controlPlaneKilled_podsAreRefusedWhileItIsDown_tokensOnDiskStay_andItsRestartAdmitsThemAgain()
+            throws Exception {
+        V1Pod before = admin.createNamespacedPod(namespace, annotated("before-crash", NODE)).execute();
+        Path token = rootDir.resolve("pods").resolve(before.getMetadata().getUid()).resolve("vault/token");
+        await().atMost(WAIT).until(() -> Files.isRegularFile(token));
+        String onDisk = IssuedTokens.read(token);
+
+        controlplane.kill();
+        // failurePolicy: Fail, as the built-in plugin it replaces could never be skipped
+        assertThatThrownBy(() -> admin.createNamespacedPod(namespace, annotated("while-down", NODE)).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.getResponseBody())
+                        .contains("failed calling webhook").contains("pods.serviceaccount.satoken.io"));
+        assertThat(IssuedTokens.read(token)).as("the agent's token file while the control plane is down")
+                .isEqualTo(onDisk);
+        assertThat(review(onDisk, "vault").getAuthenticated()).isTrue();
+
+        controlplane = SatokenProcess.controlplane("flow-controlplane-restarted", controlplaneArgs,
+                controlplaneMetrics, Map.of());
+        controlplane.awaitReady(WAIT);
+        V1Pod after = admin.createNamespacedPod(namespace, annotated("after-restart", NODE)).execute();
+        assertThat(after.getSpec().getVolumes()).extracting(V1Volume::getName).contains("satoken-agent-tokens");
+        await().atMost(WAIT).until(() -> Files.isRegularFile(
+                rootDir.resolve("pods").resolve(after.getMetadata().getUid()).resolve("vault/token")));
     }
 
     // --- helpers ---------------------------------------------------------------------------------
