@@ -71,7 +71,7 @@ class CrashConsistencyE2E {
                     null, Map.of());
             try {
                 await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10))
-                        .until(() -> !demo.isAlive() || TornReadsE2E.count(demo, dir, " wrote ") >= TOKENS);
+                        .until(() -> !demo.isAlive() || DemoTokens.count(demo, dir, " wrote ") >= TOKENS);
                 assertThat(demo.isAlive()).as("demo run %d alive after its first write; log %s", run, demo.log())
                         .isTrue();
 

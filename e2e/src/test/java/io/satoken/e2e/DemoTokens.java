@@ -25,7 +25,8 @@ import java.util.TreeSet;
 /**
  * What the e2e tests know about {@code satoken-agent demo}'s output: the token file of each example name,
  * the audience that name's token must carry, the issuer's JWKS, and one reader-side judgement of a token
- * file ({@link Verdict}) that never puts the token anywhere but {@link IssuedTokens}.
+ * file ({@link Verdict}) that never puts the token anywhere but {@link IssuedTokens}, and how many writes
+ * and rotations a run has reported (its output lines).
  */
 final class DemoTokens {
 
@@ -156,5 +157,21 @@ final class DemoTokens {
             }
         }
         return false;
+    }
+
+    /**
+     * Lines of this run's output holding {@code marker} (" wrote " or " rotated "): those after the banner
+     * naming {@code dir}, since a log of an earlier build's run with the same number is appended to, not replaced.
+     */
+    static long count(SatokenProcess demo, Path dir, String marker) throws IOException {
+        List<String> lines = Files.readAllLines(demo.log());
+        String banner = "writing under " + dir.resolve("tokens") + " ";
+        int start = lines.size();
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).startsWith("satoken demo: ") && lines.get(i).contains(banner)) {
+                start = i;
+            }
+        }
+        return lines.subList(start, lines.size()).stream().filter(l -> l.contains(marker)).count();
     }
 }

@@ -118,7 +118,8 @@ class SystemdUnitE2E {
                 Path.of(root + unit.execStart().get(0)), List.of("run", "--config", config.toString(),
                         "--kubeconfig", kubeconfig.toString(), "--metrics-address", metrics), metrics, env)) {
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> !agent.isAlive() || agent.logText().contains("static mode: 1 projection(s)"));
+                    .until(() -> !agent.isAlive()
+                            || agent.logText().contains("static mode: 1 projection(s) from " + config));
             assertThat(agent.isAlive()).as("agent running; log %s", agent.log()).isTrue();
             int exit = agent.stop();
             Figures.record(TEST, String.format("satoken-agent run exits %d after SIGTERM; the unit's success"

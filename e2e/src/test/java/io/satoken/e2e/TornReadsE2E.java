@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.nimbusds.jose.JWSVerifier;
 import io.satoken.e2e.DemoTokens.Verdict;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -67,7 +66,7 @@ class TornReadsE2E {
                 null, Map.of())) {
             // the first write publishes all tokens at once, as one payload
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> !demo.isAlive() || count(demo, dir, " wrote ") >= TOKENS);
+                    .until(() -> !demo.isAlive() || DemoTokens.count(demo, dir, " wrote ") >= TOKENS);
             assertThat(demo.isAlive()).as("demo running after its first write; log " + demo.log()).isTrue();
             List<JWSVerifier> key = DemoTokens.verifiers(dir.resolve("jwks.json"));
 
@@ -98,12 +97,12 @@ class TornReadsE2E {
             }
 
             long started = System.nanoTime();
-            long rotationsAtStart = count(demo, dir, " rotated ");
+            long rotationsAtStart = DemoTokens.count(demo, dir, " rotated ");
             long rotations = 0;
             long reads = 0;
             while (System.nanoTime() - started < CAP.toNanos() && demo.isAlive()) {
                 SatokenProcess.pause(Duration.ofMillis(500));
-                rotations = count(demo, dir, " rotated ") - rotationsAtStart;
+                rotations = DemoTokens.count(demo, dir, " rotated ") - rotationsAtStart;
                 reads = total(verdicts);
                 if (reads >= MIN_READS && rotations >= MIN_ROTATIONS) {
                     break;
@@ -115,7 +114,7 @@ class TornReadsE2E {
             }
             double seconds = (System.nanoTime() - started) / 1e9;
             boolean aliveAtEnd = demo.isAlive();
-            rotations = count(demo, dir, " rotated ") - rotationsAtStart;
+            rotations = DemoTokens.count(demo, dir, " rotated ") - rotationsAtStart;
             reads = total(verdicts);
             int exit = demo.stop();
 
@@ -155,21 +154,5 @@ class TornReadsE2E {
             sum += counts.get(i);
         }
         return sum;
-    }
-
-    /**
-     * Lines of this run's output holding {@code marker} (" wrote " or " rotated "): those after the banner
-     * naming {@code dir}, since a log of an earlier build's run with the same number is appended to, not replaced.
-     */
-    static long count(SatokenProcess demo, Path dir, String marker) throws IOException {
-        List<String> lines = Files.readAllLines(demo.log());
-        String banner = "writing under " + dir.resolve("tokens") + " ";
-        int start = lines.size();
-        for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).startsWith("satoken demo: ") && lines.get(i).contains(banner)) {
-                start = i;
-            }
-        }
-        return lines.subList(start, lines.size()).stream().filter(l -> l.contains(marker)).count();
     }
 }
