@@ -85,8 +85,8 @@ class SystemdUnitE2E {
 
     /**
      * {@code systemctl stop} sends SIGTERM; a service whose main process then exits (rather than dies by
-     * the signal) with a status that is neither 0 nor in {@code SuccessExitStatus=} ends up "failed". The
-     * JVM runs its shutdown hooks and calls {@code exit(128 + 15)}: an exit, not a death by signal.
+     * the signal) with a status that is neither 0 nor in {@code SuccessExitStatus=} ends up "failed". Left to
+     * itself the JVM would run its shutdown hooks and {@code exit(128 + 15)}: an exit, not a death by signal.
      */
     @Test
     void agentRun_exitStatusAfterSigterm_isOneTheUnitCountsAsSuccess() throws Exception {
