@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -242,12 +243,24 @@ public final class RefreshScheduler implements AutoCloseable {
         }
         state.failures++;
         Duration delay = backoff.delay(permanent ? Integer.MAX_VALUE : state.failures, retryAfter);
-        log.warn("{} (attempt {}); retrying in {}", why, state.failures, delay);
+        log.warn("{} (attempt {}); retrying in {}", why, state.failures, readable(delay));
         // A retry is not forced: if a valid token is cached and only the write failed, no new token is minted.
         scheduleAttempt(key, clock.instant().plus(delay), false);
     }
 
     /** Writes the directory if every token it needs is known; tells the listener which files changed. */
+    /** {@code 670ms}, {@code 4.2s}, {@code 1m0s}: as the README and the flags write durations, not {@code PT0.67S}. */
+    static String readable(Duration d) {
+        long ms = d.toMillis();
+        if (ms < 1000) {
+            return ms + "ms";
+        }
+        if (ms < 60_000) {
+            return String.format(Locale.ROOT, "%.1fs", ms / 1000.0);
+        }
+        return d.toMinutes() + "m" + d.toSecondsPart() + "s";
+    }
+
     private void write(DirState dir) throws IOException {
         synchronized (dir.writer) { // shared with the DirState this one replaced
             Map<String, FileContent> payload = new LinkedHashMap<>();
