@@ -30,7 +30,7 @@ class ThrottlingE2E {
 
     private static final String TEST = "throttling";
     private static final int PODS = 1000;
-    private static final double QPS = 20;
+    private static final double QPS = 20; // a whole number: passed as --qps
     private static final int BURST = 40;
     /** The agent's refresh threads: requests that took their slot before a window opened may be counted in it. */
     private static final int IN_FLIGHT_SLACK = 4;
@@ -55,7 +55,7 @@ class ThrottlingE2E {
             String address = "127.0.0.1:" + E2E.freePort();
             agent = SatokenProcess.agent("throttling-agent", List.of("run", "--config", config.toString(),
                     "--kubeconfig", kubeconfig.toString(), "--node-name", NODE, "--metrics-address", address,
-                    "--qps", "20", "--burst", Integer.toString(BURST)), address, Map.of());
+                    "--qps", Integer.toString((int) QPS), "--burst", Integer.toString(BURST)), address, Map.of());
             agent.awaitReady(Duration.ofSeconds(60));
             double server429Before = PromText.value(ApiServerMetrics.scrape(server), "apiserver_request_total",
                     "code=\"429\"");
