@@ -1,0 +1,39 @@
+package io.satoken.e2e;
+
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1Namespace;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.Manifests;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * Gives a pod-mode agent exactly the identity the DaemonSet gives it: the ServiceAccount, ClusterRole and
+ * binding of {@code agent/deploy/10-rbac.yaml}, applied to the server, and a kubeconfig holding a token
+ * of that ServiceAccount (recorded in {@link IssuedTokens}, since it is a token the suite saw).
+ */
+final class AgentIdentity {
+
+    static final String NAMESPACE = "satoken-system";
+    static final String SERVICE_ACCOUNT = "satoken-agent";
+
+    private AgentIdentity() {
+    }
+
+    /** Applies the agent's RBAC manifest and writes a kubeconfig (mode 0600) acting as the agent. */
+    static Path kubeconfig(KubeApiServer server, Path file) throws IOException, ApiException {
+        try {
+            new CoreV1Api(server.adminClient())
+                    .createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(NAMESPACE))).execute();
+        } catch (ApiException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+        }
+        Manifests.apply(server, E2E.repo().resolve("agent/deploy/10-rbac.yaml"));
+        server.writeKubeconfig(file, IssuedTokens.record(server.serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT)));
+        return file;
+    }
+}
