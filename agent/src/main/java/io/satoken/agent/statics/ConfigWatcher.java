@@ -112,6 +112,7 @@ public final class ConfigWatcher implements AutoCloseable {
 
     private void reject(String why) {
         metrics.configReload(false);
+        metrics.invalidProjection("config");
         log.error("config {} rejected, the previous config keeps running: {}", file, why);
     }
 

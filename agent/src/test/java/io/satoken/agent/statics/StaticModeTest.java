@@ -105,7 +105,8 @@ class StaticModeTest {
         clock.advance(Duration.ofSeconds(2)); // the same bad bytes are not reported again
         assertThat(tmp.resolve("backup")).doesNotExist();
         assertThat(watcher.current().projections()).hasSize(1);
-        assertThat(metrics.registry().scrape()).contains("satoken_config_reloads_total{result=\"failure\"} 1.0");
+        assertThat(metrics.registry().scrape()).contains("satoken_config_reloads_total{result=\"failure\"} 1.0")
+                .contains("satoken_projections_invalid_total{source=\"config\"} 1.0");
 
         clock.advance(Duration.ofMinutes(48)); // the old projection is still refreshed
         assertThat(Files.readString(tmp.resolve("exporter/token"))).isEqualTo("token-2");
