@@ -1,6 +1,7 @@
 package io.satoken.agent.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.common.cli.CleanExit;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.agent.kube.RateLimiter;
@@ -83,14 +84,18 @@ final class RunCommand implements Callable<Integer> {
         AgentRuntime agent = new AgentRuntime(settings, new TokenRequestSource(client, limiter), watchClient);
 
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        Thread onSigterm = CleanExit.onSigterm(() -> {
             agent.close();
             stopped.countDown();
-            // SIGTERM is how the agent is stopped; once it has stopped cleanly, say so with 0, not the JVM's
-            // 143, which systemd would record as a failure of the unit.
-            Runtime.getRuntime().halt(0);
-        }, "satoken-shutdown"));
-        agent.start();
+        });
+        try {
+            agent.start();
+        } catch (Exception e) {
+            if (CleanExit.cancel(onSigterm)) { // a failed start exits with its own status, not the hook's 0
+                agent.close();
+            }
+            throw e;
+        }
         stopped.await();
         return 0;
     }

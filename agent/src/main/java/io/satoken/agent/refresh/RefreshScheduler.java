@@ -248,7 +248,6 @@ public final class RefreshScheduler implements AutoCloseable {
         scheduleAttempt(key, clock.instant().plus(delay), false);
     }
 
-    /** Writes the directory if every token it needs is known; tells the listener which files changed. */
     /** {@code 670ms}, {@code 4.2s}, {@code 1m0s}: as the README and the flags write durations, not {@code PT0.67S}. */
     static String readable(Duration d) {
         long ms = d.toMillis();
@@ -261,6 +260,7 @@ public final class RefreshScheduler implements AutoCloseable {
         return d.toMinutes() + "m" + d.toSecondsPart() + "s";
     }
 
+    /** Writes the directory if every token it needs is known; tells the listener which files changed. */
     private void write(DirState dir) throws IOException {
         synchronized (dir.writer) { // shared with the DirState this one replaced
             Map<String, FileContent> payload = new LinkedHashMap<>();

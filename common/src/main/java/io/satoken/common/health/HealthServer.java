@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.net.BindException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -65,7 +66,16 @@ public final class HealthServer implements AutoCloseable {
         if (server != null) {
             throw new IllegalStateException("already started");
         }
-        HttpServer s = HttpServer.create(requested, 16);
+        HttpServer s;
+        try {
+            s = HttpServer.create(requested, 16);
+        } catch (BindException e) {
+            // the JDK's message names neither the address nor the flag; the operator needs both
+            BindException named = new BindException("--metrics-address " + requested.getHostString() + ":"
+                    + requested.getPort() + ": " + e.getMessage());
+            named.initCause(e);
+            throw named;
+        }
         s.createContext("/healthz", exchange -> answerChecks(exchange, liveness));
         s.createContext("/livez", exchange -> answerChecks(exchange, liveness));
         s.createContext("/readyz", exchange -> answerChecks(exchange, readiness));

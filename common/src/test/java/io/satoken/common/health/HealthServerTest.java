@@ -1,6 +1,7 @@
 package io.satoken.common.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -78,5 +79,16 @@ class HealthServerTest {
 
     private URI uri(String path) {
         return URI.create("http://127.0.0.1:" + server.address().getPort() + path);
+    }
+
+    @Test
+    void takenAddress_failsToStart_namingTheFlagAndTheAddress() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            HealthServer second = new HealthServer(new InetSocketAddress("127.0.0.1", taken.getLocalPort()), registry,
+                    List.of(), List.of());
+
+            assertThatThrownBy(second::start).isInstanceOf(java.net.BindException.class)
+                    .hasMessageStartingWith("--metrics-address 127.0.0.1:" + taken.getLocalPort() + ": ");
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.satoken.controlplane.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.common.cli.CleanExit;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.controlplane.admission.AdmissionWebhook;
@@ -187,22 +188,20 @@ final class RunCommand implements Callable<Integer> {
                 : null;
         ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(selected, signer, rootCa,
                 legacyTokenAutoCreate, concurrentSyncs, address, election, webhook), client, watchClient);
-        Thread onSigterm = new Thread(() -> {
-            runtime.close();
-            // stopped by SIGTERM and shut down cleanly: exit 0, as documented, not the JVM's 143
-            Runtime.getRuntime().halt(0);
-        }, "satoken-shutdown");
-        Runtime.getRuntime().addShutdownHook(onSigterm);
-        runtime.startServing();
-        int status = runtime.run();
+        Thread onSigterm = CleanExit.onSigterm(runtime::close);
+        int status;
         try {
-            // ended on its own (a lost Lease): exit with run's status, which the hook would turn into 0
-            Runtime.getRuntime().removeShutdownHook(onSigterm);
-        } catch (IllegalStateException shuttingDown) {
-            // SIGTERM: the hook is closing the runtime and ends the JVM with 0
-            return status;
+            runtime.startServing();
+            status = runtime.run();
+        } catch (Exception e) {
+            if (CleanExit.cancel(onSigterm)) { // a failed start exits with its own status, not the hook's 0
+                runtime.close();
+            }
+            throw e;
         }
-        runtime.close();
+        if (CleanExit.cancel(onSigterm)) { // ended on its own (a lost Lease): run's status stands
+            runtime.close();
+        } // else SIGTERM: the hook is closing the runtime and ends the JVM with 0
         return status;
     }
 
