@@ -19,10 +19,13 @@ final class ApiChecks {
     private ApiChecks() {
     }
 
-    /** The API server's TokenReview of {@code token} for {@code audience}. */
+    /** The API server's TokenReview of {@code token} for {@code audience}, or for its own audiences if null. */
     static V1TokenReviewStatus review(KubeApiServer server, String token, String audience) throws ApiException {
-        return new AuthenticationV1Api(server.adminClient()).createTokenReview(new V1TokenReview()
-                .spec(new V1TokenReviewSpec().token(token.strip()).audiences(List.of(audience))))
+        V1TokenReviewSpec spec = new V1TokenReviewSpec().token(token.strip());
+        if (audience != null) {
+            spec.audiences(List.of(audience));
+        }
+        return new AuthenticationV1Api(server.adminClient()).createTokenReview(new V1TokenReview().spec(spec))
                 .execute().getStatus();
     }
 
@@ -42,13 +45,4 @@ final class ApiChecks {
         }
     }
 
-    /** The token's {@code exp - iat} in seconds; -1 for something that is not a JWT. */
-    static long lifetimeSeconds(String token) {
-        try {
-            var claims = SignedJWT.parse(token.strip()).getJWTClaimsSet();
-            return (claims.getExpirationTime().getTime() - claims.getIssueTime().getTime()) / 1000;
-        } catch (ParseException | NullPointerException e) {
-            return -1;
-        }
-    }
 }

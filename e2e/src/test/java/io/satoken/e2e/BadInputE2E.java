@@ -12,10 +12,6 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,7 +48,6 @@ class BadInputE2E {
 
     private static final String TEST = "bad-input";
     private static final String NODE = "node-a";
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private KubeApiServer server;
 
@@ -116,12 +111,12 @@ class BadInputE2E {
                             + " satoken_projections_invalid_total{source=pod} = %.0f; the valid pod created after"
                             + " them got its token; agent alive, /healthz %d",
                     byPod.size(), byPod.size() - wrong.size(), byPod.size() - messages.size(), invalid,
-                    healthz(address)));
+                    agent.healthz()));
             assertThat(wrong).as("annotations whose Event does not name the field and rule").isEmpty();
             assertThat(invalid).as("satoken_projections_invalid_total{source=pod}").isEqualTo(byPod.size());
             assertThat(messages).as("no InvalidTokenProjection Event for the valid pod").doesNotContainKey("good");
             assertThat(agent.isAlive()).isTrue();
-            assertThat(healthz(address)).isEqualTo(200);
+            assertThat(agent.healthz()).isEqualTo(200);
         }
     }
 
@@ -180,7 +175,7 @@ class BadInputE2E {
             IssuedTokens.read(second.resolve("token"));
             assertThat(IssuedTokens.read(tokenFile).equals(token)).as("the first token, unchanged throughout").isTrue();
             assertThat(agent.isAlive()).isTrue();
-            assertThat(healthz(address)).isEqualTo(200);
+            assertThat(agent.healthz()).isEqualTo(200);
         }
 
         // 2. Bad configs at start-up: exit status 2 and one line naming the field.
@@ -257,7 +252,7 @@ class BadInputE2E {
                             "result=\"invalid\""),
                     PromText.value(metrics, "satoken_webhook_requests_total", "result=\"denied\""),
                     PromText.value(metrics, "satoken_webhook_requests_total", "result=\"error\""),
-                    good.status(), good.allowed(), patch.size(), healthz(address)));
+                    good.status(), good.allowed(), patch.size(), controlplane.healthz()));
             assertThat(wrong).as("requests without the documented answer").isEmpty();
             assertThat(good.status()).isEqualTo(200);
             assertThat(good.allowed()).as("the valid review is allowed").isTrue();
@@ -265,7 +260,7 @@ class BadInputE2E {
             assertThat(patch.toString()).as("the patch mounts the agent's tokens").contains("satoken-agent-tokens");
             assertThat(PromText.value(metrics, "satoken_webhook_requests_total", "result=\"error\"")).isZero();
             assertThat(controlplane.isAlive()).isTrue();
-            assertThat(healthz(address)).isEqualTo(200);
+            assertThat(controlplane.healthz()).isEqualTo(200);
             int status = controlplane.stop();
             Figures.record(TEST, "control plane exit status after SIGTERM: " + status);
             assertThat(status).as("exit status after SIGTERM, within 20 s (README: 0)").isZero();
@@ -284,18 +279,6 @@ class BadInputE2E {
         Path next = file.resolveSibling(file.getFileName() + ".next");
         Files.writeString(next, text);
         Files.move(next, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    }
-
-    private static int healthz(String address) {
-        try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + address + "/healthz"))
-                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
     }
 
     static JsonObject object(String json) {

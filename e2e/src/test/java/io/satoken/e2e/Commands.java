@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -19,10 +20,15 @@ final class Commands {
 
     /** Runs {@code command}, output to a new log named {@code name}; -1 as the status if it ran past 5 min. */
     static Result run(String name, List<String> command) throws IOException, InterruptedException {
+        return run(name, command, Duration.ofMinutes(5));
+    }
+
+    /** Runs {@code command}, output to a new log named {@code name}; -1 as the status if it ran past {@code timeout}. */
+    static Result run(String name, List<String> command, Duration timeout) throws IOException, InterruptedException {
         Path log = E2E.newLog(name);
         Process p = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.to(log.toFile())).start();
-        boolean done = p.waitFor(5, TimeUnit.MINUTES);
+        boolean done = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
         if (!done) {
             p.destroyForcibly();
         }

@@ -1,6 +1,7 @@
 package io.satoken.e2e;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.regex.Matcher;
@@ -24,6 +25,11 @@ record JwtClaims(Instant issuedAt, Instant expiresAt) {
         String payload = new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8);
         return new JwtClaims(Instant.ofEpochSecond(claim(payload, IAT, "iat")),
                 Instant.ofEpochSecond(claim(payload, EXP, "exp")));
+    }
+
+    /** {@code exp - iat}. */
+    Duration lifetime() {
+        return Duration.between(issuedAt, expiresAt);
     }
 
     private static long claim(String payload, Pattern pattern, String name) {

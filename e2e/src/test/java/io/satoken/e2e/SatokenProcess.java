@@ -125,6 +125,15 @@ final class SatokenProcess implements AutoCloseable {
         }
     }
 
+    /** The status {@code /healthz} answers with; -1 when nothing answers. */
+    int healthz() {
+        try {
+            return get("/healthz").statusCode();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
     /** The Prometheus text on {@code /metrics}. */
     String metrics() {
         try {

@@ -128,7 +128,7 @@ class StaticInstallE2E {
             assertThat(ApiChecks.accepted(server, exporter1, "https://vault.example.com",
                     "system:serviceaccount:monitoring:node-exporter")).as("node-exporter token accepted").isTrue();
             assertThat(ApiChecks.audiences(restic1)).containsExactly(KubeApiServer.ISSUER);
-            assertThat(ApiChecks.lifetimeSeconds(restic1)).isEqualTo(7200);
+            assertThat(JwtClaims.of(restic1).lifetime()).isEqualTo(Duration.ofSeconds(7200));
             assertThat(ApiChecks.accepted(server, restic1, KubeApiServer.ISSUER,
                     "system:serviceaccount:backup:restic")).as("restic token accepted").isTrue();
 
@@ -141,7 +141,7 @@ class StaticInstallE2E {
             Files.writeString(config, edited);
             await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() ->
                     ApiChecks.audiences(IssuedTokens.read(exporterToken)).equals(List.of("https://vault2.example.com"))
-                            && ApiChecks.lifetimeSeconds(IssuedTokens.read(resticToken)) == 3600);
+                            && JwtClaims.of(IssuedTokens.read(resticToken)).lifetime().equals(Duration.ofSeconds(3600)));
             double reissue = (System.nanoTime() - editedAt) / 1e9;
             String exporter2 = IssuedTokens.read(exporterToken);
             String restic2 = IssuedTokens.read(resticToken);

@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
-import io.kubernetes.client.openapi.apis.AuthenticationV1Api;
 import io.kubernetes.client.openapi.apis.AuthorizationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
@@ -31,8 +30,6 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SelfSubjectAccessReview;
 import io.kubernetes.client.openapi.models.V1SelfSubjectAccessReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
-import io.kubernetes.client.openapi.models.V1TokenReview;
-import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1Volume;
@@ -231,13 +228,13 @@ class WholeFlowE2E {
         }
         assertThat(Files.readSymbolicLink(podDir.resolve("..data")).toString()).startsWith("..");
 
-        V1TokenReviewStatus review = review(IssuedTokens.read(file), "vault");
+        V1TokenReviewStatus review = ApiChecks.review(server, IssuedTokens.read(file), "vault");
         assertThat(review.getAuthenticated()).isTrue();
         assertThat(review.getAudiences()).containsExactly("vault");
         assertThat(review.getUser().getUsername()).isEqualTo("system:serviceaccount:" + namespace + ":default");
         assertThat(review.getUser().getExtra()).containsEntry("authentication.kubernetes.io/pod-name", List.of("reader"))
                 .containsEntry("authentication.kubernetes.io/pod-uid", List.of(uid));
-        assertThat(review(IssuedTokens.read(file), "another-audience").getAuthenticated())
+        assertThat(ApiChecks.review(server, IssuedTokens.read(file), "another-audience").getAuthenticated())
                 .as("the token is scoped to its audience").isNotEqualTo(Boolean.TRUE);
 
         // deleting the pod removes its directory
@@ -293,7 +290,7 @@ class WholeFlowE2E {
                 }, t -> t != null);
         String legacy = IssuedTokens.record(new String(token, StandardCharsets.UTF_8));
 
-        V1TokenReviewStatus review = review(legacy, null);
+        V1TokenReviewStatus review = ApiChecks.review(server, legacy, null);
         assertThat(review.getAuthenticated()).isTrue();
         assertThat(review.getUser().getUsername()).isEqualTo("system:serviceaccount:" + namespace + ":default");
         // a real call with it: self-subject reviews are open to every authenticated user (401 otherwise)
@@ -342,7 +339,7 @@ class WholeFlowE2E {
                         .contains("failed calling webhook").contains("pods.serviceaccount.satoken.io"));
         assertThat(IssuedTokens.read(token)).as("the agent's token file while the control plane is down")
                 .isEqualTo(onDisk);
-        assertThat(review(onDisk, "vault").getAuthenticated()).isTrue();
+        assertThat(ApiChecks.review(server, onDisk, "vault").getAuthenticated()).isTrue();
 
         controlplane = SatokenProcess.controlplane("flow-controlplane-restarted", controlplaneArgs,
                 controlplaneMetrics, Map.of());
@@ -392,15 +389,6 @@ class WholeFlowE2E {
         return new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().audiences(List.of("vault"))
                 .expirationSeconds(600L).boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
                         .name(pod.getMetadata().getName()).uid(pod.getMetadata().getUid())));
-    }
-
-    private static V1TokenReviewStatus review(String token, String audience) throws ApiException {
-        V1TokenReviewSpec spec = new V1TokenReviewSpec().token(token.strip());
-        if (audience != null) {
-            spec.audiences(List.of(audience));
-        }
-        return new AuthenticationV1Api(server.adminClient()).createTokenReview(new V1TokenReview().spec(spec))
-                .execute().getStatus();
     }
 
     private static void writeEcKeyPair(Path privateKey, Path publicKey) throws Exception {
