@@ -39,11 +39,16 @@ public final class AgentCommand implements Runnable {
         return ExitCodes.execute(cli, out, err, args);
     }
 
+    /** The jar's Implementation-Version, or {@code dev} when run from classes. */
+    static String version() {
+        String v = AgentCommand.class.getPackage().getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            String v = AgentCommand.class.getPackage().getImplementationVersion();
-            return new String[] {"satoken-agent " + (v == null ? "dev" : v)};
+            return new String[] {"satoken-agent " + version()};
         }
     }
 }

@@ -22,11 +22,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code satoken-agent run}: the agent on a real cluster, in pod mode (DaemonSet), static mode (systemd)
+ * {@code satoken-agent run}: the agent on a real cluster, in CSI mode (DaemonSet), static mode (systemd)
  * or both, as the config file says. Runs until SIGTERM/SIGINT; exits 2 on a bad flag or config.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
-        description = {"Runs the agent against a cluster: pod mode, static mode or both (see --config).",
+        description = {"Runs the agent against a cluster: CSI mode, static mode or both (see --config).",
                 "Serves /healthz, /readyz and /metrics on --metrics-address."})
 final class RunCommand implements Callable<Integer> {
 
@@ -43,7 +43,7 @@ final class RunCommand implements Callable<Integer> {
     Path kubeconfig;
 
     @Option(names = "--node-name", paramLabel = "NAME", defaultValue = "${env:NODE_NAME}",
-            description = "This node's name; required in pod mode (default: $NODE_NAME).")
+            description = "This node's name; required in CSI mode (default: $NODE_NAME).")
     String nodeName;
 
     @Option(names = "--metrics-address", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9810",
@@ -72,16 +72,14 @@ final class RunCommand implements Callable<Integer> {
         } catch (InvalidConfigException e) {
             throw usage("--config " + config + ": " + e.getMessage());
         }
-        if (parsed.mode().pods() && (nodeName == null || nodeName.isBlank())) {
-            throw usage("pod mode needs this node's name: pass --node-name or set NODE_NAME");
+        if (parsed.mode().csi() && (nodeName == null || nodeName.isBlank())) {
+            throw usage("CSI mode needs this node's name: pass --node-name or set NODE_NAME");
         }
         ApiClient client = KubeClients.fromFlags(kubeconfig);
-        ApiClient watchClient = KubeClients.fromFlags(kubeconfig);
-        watchClient.setReadTimeout(0); // a watch is one long request
         AgentRuntime.Settings settings = new AgentRuntime.Settings(parsed, config, bytes, nodeName, address,
-                AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN));
+                AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN), AgentCommand.version());
         RateLimiter limiter = new RateLimiter(qps, burst, RateLimiter.DEFAULT_MAX_WAIT);
-        AgentRuntime agent = new AgentRuntime(settings, new TokenRequestSource(client, limiter), watchClient);
+        AgentRuntime agent = new AgentRuntime(settings, new TokenRequestSource(client, limiter), client);
 
         CountDownLatch stopped = new CountDownLatch(1);
         Thread onSigterm = CleanExit.onSigterm(() -> {

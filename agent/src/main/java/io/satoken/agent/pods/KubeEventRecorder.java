@@ -80,7 +80,7 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
             sender.execute(() -> send(pod, reason, text));
         } catch (RejectedExecutionException e) {
             metrics.event(false);
-            log.debug("event queue full; dropped {} for {}", reason, PodTokens.describe(pod));
+            log.debug("event queue full; dropped {} for {}", reason, describe(pod));
         }
     }
 
@@ -107,10 +107,10 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
                 series.invalidate(key); // the event expired on the server; the next one starts a new series
             }
             metrics.event(false);
-            log.warn("cannot send event {} for pod {}: HTTP {}", reason, PodTokens.describe(pod), e.getCode());
+            log.warn("cannot send event {} for pod {}: HTTP {}", reason, describe(pod), e.getCode());
         } catch (RuntimeException e) {
             metrics.event(false);
-            log.warn("cannot send event {} for pod {}: {}", reason, PodTokens.describe(pod), e.toString());
+            log.warn("cannot send event {} for pod {}: {}", reason, describe(pod), e.toString());
         }
     }
 
@@ -143,5 +143,9 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
             sender.shutdownNow();
             Thread.currentThread().interrupt();
         }
+    }
+
+    private static String describe(V1Pod pod) {
+        return pod.getMetadata() == null ? "?" : pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
     }
 }

@@ -8,48 +8,48 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The agent's configuration file, as {@link AgentConfigParser} reads it: which sources of
- * projections run, where pod directories go, and the static projections.
+ * The agent's configuration file, as {@link AgentConfigParser} reads it: which sources of projections
+ * run, where the kubelet keeps its directories, and the static projections.
  *
- * @param rootDir pod mode writes {@code <rootDir>/pods/<podUID>/}
- * @param projections the static projections; empty when {@code mode} is {@link Mode#PODS}
+ * @param kubeletDir the kubelet's root directory; CSI mode serves {@code <kubeletDir>/plugins/tokens.satoken.io/csi.sock},
+ *     registers in {@code <kubeletDir>/plugins_registry/} and mounts only under {@code <kubeletDir>/pods/}
+ * @param projections the static projections; empty when {@code mode} is {@link Mode#CSI}
  */
-public record AgentConfig(Mode mode, Path rootDir, List<StaticProjection> projections) {
+public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> projections) {
 
-    /** The root when the file gives none. */
-    public static final Path DEFAULT_ROOT_DIR = Path.of("/var/lib/satoken");
+    /** The kubelet's root when the file gives none. */
+    public static final Path DEFAULT_KUBELET_DIR = Path.of("/var/lib/kubelet");
 
     /** Which sources of projections the agent runs. */
     public enum Mode {
-        /** Pod annotations only (DaemonSet). */
-        PODS,
+        /** Pods' CSI inline volumes only (DaemonSet). */
+        CSI,
         /** The configured projections only (systemd). */
         STATIC,
         /** Both. */
         BOTH;
 
-        /** Whether pod annotations are watched. */
-        public boolean pods() {
+        /** Whether the CSI node plugin runs. */
+        public boolean csi() {
             return this != STATIC;
         }
 
         /** Whether the configured projections are written. */
         public boolean statics() {
-            return this != PODS;
+            return this != CSI;
         }
     }
 
     public AgentConfig {
         Objects.requireNonNull(mode, "mode");
-        Objects.requireNonNull(rootDir, "rootDir");
+        Objects.requireNonNull(kubeletDir, "kubeletDir");
         projections = List.copyOf(projections);
     }
 
-    /** Where pod mode writes the pods' directories, {@code <rootDir>/pods}. */
+    /** Where the kubelet mounts pods' volumes, the only place CSI mode mounts anything. */
     public Path podsDir() {
-        return rootDir.resolve("pods");
+        return kubeletDir.resolve("pods");
     }
-
     /**
      * The static projections as directories: one per {@code dir}, named {@code static:<dir>}, in the
      * order their dirs first appear, each file an unbound token.

@@ -24,14 +24,14 @@ import java.util.Map;
  * Reads the agent's YAML configuration file.
  *
  * <pre>
- * mode: static              # pods | static | both (required)
- * rootDir: /var/lib/satoken # absolute; pod mode writes &lt;rootDir&gt;/pods/&lt;podUID&gt;/
- * projections:              # required when mode is static or both; absent or empty when pods
+ * mode: static                 # csi | static | both (required)
+ * kubeletDir: /var/lib/kubelet # absolute; where CSI mode finds the kubelet's plugin and pod directories
+ * projections:                 # required when mode is static or both; absent or empty when csi
  *   - namespace: monitoring                  # required, DNS-1123 label
  *     serviceAccount: node-exporter          # required, DNS-1123 subdomain
  *     audiences: [https://vault.example.com] # optional, non-empty; absent = the API server's own
  *     expirationSeconds: 3600                # 600..2^32 (PV-4, PV-5), default 3600 (PV-2)
- *     dir: /var/run/satoken/node-exporter    # required, absolute, normalized, not in &lt;rootDir&gt;/pods
+ *     dir: /var/run/satoken/node-exporter    # required, absolute, normalized, not in &lt;kubeletDir&gt;
  *     file: token                            # default "token", a relative path (PV-7, AW-15)
  *     mode: 0600                             # 0..0777, default 0600
  *     uid: 65534                             # optional owner
@@ -47,7 +47,7 @@ public final class AgentConfigParser {
     /** The largest config accepted. */
     public static final int MAX_LENGTH = 1024 * 1024;
 
-    private static final List<String> TOP_KEYS = List.of("mode", "rootDir", "projections");
+    private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections", "rootDir");
     private static final List<String> ENTRY_KEYS = List.of("namespace", "serviceAccount", "audiences",
             "expirationSeconds", "dir", "file", "mode", "uid", "gid");
 
@@ -88,12 +88,17 @@ public final class AgentConfigParser {
         }
         YamlFields fields = YamlFields.of(top, "", TOP_KEYS, errors);
         Mode mode = mode(fields, errors);
-        Path rootDir = fields.has("rootDir") ? absoluteDir(fields, "rootDir", errors) : AgentConfig.DEFAULT_ROOT_DIR;
-        List<StaticProjection> projections = projections(fields, mode, rootDir, errors);
+        if (top.containsKey("rootDir")) { // known only to say why it is refused
+            errors.add("rootDir", "no longer exists: pods get their tokens through CSI volumes (mode: csi) "
+                    + "under kubeletDir, and static projections name their own dir");
+        }
+        Path kubeletDir = fields.has("kubeletDir") ? absoluteDir(fields, "kubeletDir", errors)
+                : AgentConfig.DEFAULT_KUBELET_DIR;
+        List<StaticProjection> projections = projections(fields, mode, kubeletDir, errors);
         if (!errors.isEmpty()) {
             throw new InvalidConfigException(source, errors.list());
         }
-        return new AgentConfig(mode, rootDir, projections);
+        return new AgentConfig(mode, kubeletDir, projections);
     }
 
     private static Mode mode(YamlFields fields, FieldErrors errors) {
@@ -102,17 +107,22 @@ public final class AgentConfigParser {
             return null;
         }
         return switch (mode) {
-            case "pods" -> Mode.PODS;
+            case "csi" -> Mode.CSI;
             case "static" -> Mode.STATIC;
             case "both" -> Mode.BOTH;
+            case "pods" -> {
+                errors.invalid("mode", "\"pods\" (hostPath delivery) was removed: use \"csi\", and give pods a CSI "
+                        + "volume of driver tokens.satoken.io", mode);
+                yield null;
+            }
             default -> {
-                errors.invalid("mode", "must be one of \"pods\", \"static\", \"both\"", mode);
+                errors.invalid("mode", "must be one of \"csi\", \"static\", \"both\"", mode);
                 yield null;
             }
         };
     }
 
-    private static List<StaticProjection> projections(YamlFields fields, Mode mode, Path rootDir,
+    private static List<StaticProjection> projections(YamlFields fields, Mode mode, Path kubeletDir,
             FieldErrors errors) {
         Object raw = fields.raw("projections");
         if (raw != null && !(raw instanceof List<?>)) {
@@ -124,11 +134,11 @@ public final class AgentConfigParser {
             errors.add("projections", "Required value: mode \"" + mode.name().toLowerCase(Locale.ROOT)
                     + "\" needs at least one projection");
         }
-        if (mode == Mode.PODS && !entries.isEmpty()) {
-            errors.add("projections", "must be empty when mode is \"pods\", got " + entries.size()
+        if (mode == Mode.CSI && !entries.isEmpty()) {
+            errors.add("projections", "must be empty when mode is \"csi\", got " + entries.size()
                     + (entries.size() == 1 ? " entry" : " entries"));
         }
-        Entries parsed = new Entries(rootDir, errors);
+        Entries parsed = new Entries(kubeletDir, errors);
         for (int i = 0; i < entries.size(); i++) {
             String prefix = "projections[" + i + "]";
             if (entries.get(i) instanceof Map<?, ?> entry) {
@@ -143,7 +153,7 @@ public final class AgentConfigParser {
     /** The entries read so far, with what later entries are checked against. */
     private static final class Entries {
 
-        private final Path podsDir;
+        private final Path kubeletDir;
         private final FieldErrors errors;
         private final List<StaticProjection> projections = new ArrayList<>();
         /** each dir → the field that first named it */
@@ -151,8 +161,8 @@ public final class AgentConfigParser {
         /** each dir → the files in it */
         private final Map<Path, TokenFilePaths> files = new HashMap<>();
 
-        Entries(Path rootDir, FieldErrors errors) {
-            this.podsDir = rootDir == null ? null : rootDir.resolve("pods");
+        Entries(Path kubeletDir, FieldErrors errors) {
+            this.kubeletDir = kubeletDir;
             this.errors = errors;
         }
 
@@ -217,9 +227,9 @@ public final class AgentConfigParser {
             if (dir == null) {
                 return null;
             }
-            if (podsDir != null && dir.startsWith(podsDir)) {
-                errors.invalid(field, "must not be inside " + FieldErrors.quote(podsDir.toString())
-                        + ", where pod mode writes", fields.raw("dir"));
+            if (kubeletDir != null && dir.startsWith(kubeletDir)) {
+                errors.invalid(field, "must not be inside " + FieldErrors.quote(kubeletDir.toString())
+                        + ", the kubelet's directory", fields.raw("dir"));
                 return null;
             }
             if (!dirs.containsKey(dir)) {

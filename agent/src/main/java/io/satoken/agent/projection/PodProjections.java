@@ -2,25 +2,20 @@ package io.satoken.agent.projection;
 
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1EphemeralContainer;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
-import io.satoken.common.projection.FieldErrors;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.common.projection.ProjectionSpec;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 /**
- * Turns a pod's validated annotation entries into its token directory, {@code <rootDir>/pods/<podUID>/},
- * with each token bound to the pod and each file's mode and owner chosen as kubelet chooses them for
- * a projected token (PV-14, PV-16..PV-18).
+ * Turns the files a pod asks for into token files, each token bound to the pod and each file's mode and
+ * owner chosen as kubelet chooses them for a projected token (PV-14, PV-16..PV-18).
  *
  * <p>A file's mode and owner:
  * <ol>
@@ -47,30 +42,23 @@ public final class PodProjections {
     }
 
     /**
-     * The pod's token directory.
+     * The token files of one of the pod's volumes.
      *
-     * @param specs the pod's annotation entries, as {@link ProjectionAnnotation#parse} gives them
-     * @param rootDir the agent's root; the directory is {@code <rootDir>/pods/<podUID>}
-     * @throws IllegalArgumentException when the pod lacks a uid, name or namespace, or has ids out
-     *     of range (the API server's validation prevents both)
+     * @param pod who asks: namespace, name, uid and ServiceAccount as the kubelet vouches for them
+     * @param securityContext the pod as read from the API, for its securityContext only (PV-16..PV-18)
+     * @param specs the volume's files, as {@link ProjectionAnnotation#parse} or the volume's attributes give them
+     * @throws IllegalArgumentException when the pod has ids out of range (the API server's validation prevents it)
      */
-    public static TokenDirectory directory(V1Pod pod, List<ProjectionSpec> specs, Path rootDir) {
-        String uid = podUid(pod);
-        V1ObjectMeta meta = pod.getMetadata();
-        String name = required(meta.getName(), "metadata.name");
-        String namespace = required(meta.getNamespace(), "metadata.namespace");
-        V1PodSpec podSpec = Objects.requireNonNullElseGet(pod.getSpec(), V1PodSpec::new);
-        String serviceAccount = podSpec.getServiceAccountName() == null || podSpec.getServiceAccountName().isEmpty()
-                ? "default" : podSpec.getServiceAccountName();
-        Integer fsUser = fsUser(pod);
-        Integer fsGroup = fsGroup(pod);
-        BoundObjectRef boundTo = BoundObjectRef.pod(name, uid);
-
+    public static List<Projection> projections(PodIdentity pod, V1Pod securityContext, List<ProjectionSpec> specs) {
+        Integer fsUser = fsUser(securityContext);
+        Integer fsGroup = fsGroup(securityContext);
+        BoundObjectRef boundTo = BoundObjectRef.pod(pod.name(), pod.uid());
         List<Projection> projections = new ArrayList<>(specs.size());
         for (ProjectionSpec spec : specs) {
             // PV-14: one audience, or null (not an empty list) for the API server's own
             List<String> audiences = spec.audience() == null ? null : List.of(spec.audience());
-            TokenKey key = new TokenKey(namespace, serviceAccount, audiences, spec.expirationSeconds(), boundTo);
+            TokenKey key = new TokenKey(pod.namespace(), pod.serviceAccount(), audiences, spec.expirationSeconds(),
+                    boundTo);
             // the numbered steps of the class comment
             int mode = spec.mode() != null ? spec.mode() : DEFAULT_MODE;            // 1
             Integer owner = spec.uid() != null ? spec.uid() : fsUser;               // 2, 3
@@ -83,21 +71,7 @@ public final class PodProjections {
             }
             projections.add(new Projection(key, spec.path(), mode, owner, group));
         }
-        return new TokenDirectory("pod:" + uid, rootDir.resolve("pods").resolve(uid), projections);
-    }
-
-    /**
-     * The pod's uid, checked to be one plain path element, since it names the pod's directory.
-     *
-     * @throws IllegalArgumentException when it is missing or could leave {@code <rootDir>/pods}
-     */
-    public static String podUid(V1Pod pod) {
-        String uid = required(pod.getMetadata() == null ? null : pod.getMetadata().getUid(), "metadata.uid");
-        if (uid.contains("/") || uid.contains("\0") || uid.startsWith(".")) {
-            throw new IllegalArgumentException("metadata.uid: must be a plain path element, got "
-                    + FieldErrors.quote(uid));
-        }
-        return uid;
+        return List.copyOf(projections);
     }
 
     /**
@@ -143,13 +117,6 @@ public final class PodProjections {
             throw new IllegalArgumentException(field + ": must be between 0 and " + Integer.MAX_VALUE + ", got " + id);
         }
         return (int) id;
-    }
-
-    private static String required(String value, String field) {
-        if (value == null || value.isEmpty()) {
-            throw new IllegalArgumentException(field + ": Required value");
-        }
-        return value;
     }
 
     private static <T> List<T> nonNull(List<T> list) {

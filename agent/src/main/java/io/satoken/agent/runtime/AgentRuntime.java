@@ -1,10 +1,15 @@
 package io.satoken.agent.runtime;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.satoken.agent.csi.CsiServer;
+import io.satoken.agent.csi.CsiVolumes;
+import io.satoken.agent.csi.PodReader;
+import io.satoken.agent.csi.TmpfsMounter;
+import io.satoken.agent.csi.VolumeStore;
 import io.satoken.agent.metrics.AgentMetrics;
 import io.satoken.agent.pods.KubeEventRecorder;
-import io.satoken.agent.pods.PodTokens;
-import io.satoken.agent.pods.PodWatcher;
 import io.satoken.agent.projection.AgentConfig;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
@@ -22,7 +27,6 @@ import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSource;
 import io.satoken.agent.token.TokenSourceException;
-import io.satoken.agent.write.Directories;
 import io.satoken.common.health.HealthServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -39,7 +43,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The running agent, assembled from its parts: token source → cache → refresh scheduler → writer, fed
- * by the pod watcher (pod mode) and the config file (static mode), observed through the health server.
+ * by the kubelet's CSI calls (CSI mode) and the config file (static mode), observed through the health server.
  * Nothing starts in the constructor; {@link #start()} starts it and {@link #close()} stops it.
  */
 public final class AgentRuntime implements AutoCloseable {
@@ -57,7 +61,8 @@ public final class AgentRuntime implements AutoCloseable {
             byte[] configBytes,
             String nodeName,
             InetSocketAddress metricsAddress,
-            Optional<List<String>> defaultAudiences) {}
+            Optional<List<String>> defaultAudiences,
+            String version) {}
 
     private final Settings settings;
     private final InstantSource clock = InstantSource.system();
@@ -68,27 +73,27 @@ public final class AgentRuntime implements AutoCloseable {
     private final TokenAdoption adoption;
     private final HealthServer health;
     private final List<AutoCloseable> closeLast = new ArrayList<>();
-    private final ApiClient watchClient;
-    private volatile PodTokens pods;
-    private PodWatcher watcher;
+    private final ApiClient apiClient;
+    private volatile CsiVolumes volumes;
+    private CsiServer csi;
     private StaticTokens statics;
     private ConfigWatcher configWatcher;
 
     /**
      * @param source issues tokens (TokenRequest against the cluster)
-     * @param watchClient a client without read timeout for the pod watch, and for Events; null in static mode
+     * @param apiClient reads pods and sends Events in CSI mode; null in static mode
      */
-    public AgentRuntime(Settings settings, TokenSource source, ApiClient watchClient) {
+    public AgentRuntime(Settings settings, TokenSource source, ApiClient apiClient) {
         this.settings = settings;
-        this.watchClient = watchClient;
+        this.apiClient = apiClient;
         this.cache = new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
-                clock, RefreshListener.all(metrics, new ToPods(), new SkewCheck()));
+                clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck()));
         this.adoption = new TokenAdoption(cache, settings.defaultAudiences());
         metrics.watch(cache, scheduler);
         List<HealthServer.Check> readiness = new ArrayList<>();
-        if (settings.config().mode().pods()) {
-            readiness.add(new HealthServer.Check("pods-synced", () -> watcher != null && watcher.ready()));
+        if (settings.config().mode().csi()) {
+            readiness.add(new HealthServer.Check("csi-registered", () -> csi != null && csi.registered()));
         }
         if (settings.config().mode().statics()) {
             readiness.add(new HealthServer.Check("static-written", () -> statics != null && statics.allWritten()));
@@ -102,14 +107,18 @@ public final class AgentRuntime implements AutoCloseable {
         health.start();
         log.info("serving /healthz, /readyz and /metrics on {}", health.address());
         AgentConfig config = settings.config();
-        if (config.mode().pods()) {
-            Directories.create(config.podsDir());
-            KubeEventRecorder events = new KubeEventRecorder(watchClient, settings.nodeName(), clock, metrics);
+        if (config.mode().csi()) {
+            KubeEventRecorder events = new KubeEventRecorder(apiClient, settings.nodeName(), clock, metrics);
             closeLast.add(events);
-            pods = new PodTokens(config.rootDir(), scheduler, cache, adoption, events, metrics);
-            watcher = new PodWatcher(watchClient, settings.nodeName(), pods);
-            watcher.start();
-            log.info("pod mode: watching pods on node {}, writing under {}", settings.nodeName(), config.podsDir());
+            Path pluginDir = CsiServer.socketPath(config.kubeletDir()).getParent();
+            VolumeStore store = new VolumeStore(pluginDir.resolve("volumes"));
+            store.create();
+            volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), podReader(apiClient), scheduler,
+                    adoption, events);
+            int resumed = volumes.resume();
+            csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes);
+            csi.start();
+            log.info("CSI mode: node {}, {} volume(s) resumed", settings.nodeName(), resumed);
         }
         if (config.mode().statics()) {
             statics = new StaticTokens(scheduler, adoption, clock);
@@ -136,8 +145,8 @@ public final class AgentRuntime implements AutoCloseable {
         if (configWatcher != null) {
             configWatcher.close();
         }
-        if (watcher != null) {
-            watcher.close();
+        if (csi != null) {
+            csi.close();
         }
         scheduler.close();
         timers.close();
@@ -164,13 +173,36 @@ public final class AgentRuntime implements AutoCloseable {
         return Optional.empty();
     }
 
-    /** The scheduler is built before the pods that use it; this hands its reports on once they exist. */
-    private final class ToPods implements RefreshListener {
+    /** Reads a pod with the agent's client: one GET per publish, for its securityContext and uid. */
+    private static PodReader podReader(ApiClient client) {
+        CoreV1Api api = new CoreV1Api(client);
+        return (namespace, name) -> {
+            try {
+                return api.readNamespacedPod(name, namespace).execute();
+            } catch (ApiException e) {
+                if (e.getCode() == 404) {
+                    return null;
+                }
+                throw new IOException(e.getCode() == 0 ? String.valueOf(e.getCause()) : "HTTP " + e.getCode(), e);
+            }
+        };
+    }
+
+    /** The scheduler is built before the volumes that use it; this hands its reports on once they exist. */
+    private final class ToVolumes implements RefreshListener {
+        @Override
+        public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
+            CsiVolumes v = volumes;
+            if (v != null) {
+                v.written(dir, projection, token, rotation);
+            }
+        }
+
         @Override
         public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
-            PodTokens p = pods;
-            if (p != null) {
-                p.fetchFailed(key, dirs, error, serving);
+            CsiVolumes v = volumes;
+            if (v != null) {
+                v.fetchFailed(key, dirs, error, serving);
             }
         }
     }
@@ -191,9 +223,9 @@ public final class AgentRuntime implements AutoCloseable {
             if (info.issuedAt() != null && metrics.observeIssued(info.issuedAt(), info.notBefore())) {
                 log.warn("token for {} was issued at {}, ahead of this host's clock; check time sync",
                         dir.dir().resolve(projection.path()), info.issuedAt());
-                PodTokens p = pods;
-                if (p != null) {
-                    p.clockSkew(dir, projection, info);
+                CsiVolumes v = volumes;
+                if (v != null) {
+                    v.clockSkew(dir, projection, info);
                 }
             }
         }

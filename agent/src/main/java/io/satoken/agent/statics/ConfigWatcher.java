@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>a config that fails validation is rejected as a whole: one error line naming each field, a
  *       metric, and the running config stays;</li>
- *   <li>a config that changes {@code mode} or {@code rootDir} is rejected the same way: those need a
+ *   <li>a config that changes {@code mode} or {@code kubeletDir} is rejected the same way: those need a
  *       restart, since they decide what the agent watches;</li>
  *   <li>otherwise the new config is handed on.</li>
  * </ol>
@@ -90,9 +90,10 @@ public final class ConfigWatcher implements AutoCloseable {
                 reject(e.getMessage()); // 1
                 return;
             }
-            if (next.mode() != current.mode() || !next.rootDir().equals(current.rootDir())) {
-                reject("mode and rootDir cannot change while running (mode " + current.mode() + " -> "
-                        + next.mode() + ", rootDir " + current.rootDir() + " -> " + next.rootDir() + "); restart the agent"); // 2
+            if (next.mode() != current.mode() || !next.kubeletDir().equals(current.kubeletDir())) {
+                reject("mode and kubeletDir cannot change while running (mode " + current.mode() + " -> "
+                        + next.mode() + ", kubeletDir " + current.kubeletDir() + " -> " + next.kubeletDir()
+                        + "); restart the agent"); // 2
                 return;
             }
             current = next;

@@ -51,23 +51,31 @@ public final class ProjectionAnnotation {
      * @throws InvalidProjectionException listing every error found
      */
     public static List<ProjectionSpec> parse(String value) throws InvalidProjectionException {
+        return parse(value, NAME);
+    }
+
+    /**
+     * Parses and validates a list in the annotation's format found elsewhere, such as a CSI volume's
+     * {@code projections} attribute; errors are named after {@code field}.
+     */
+    public static List<ProjectionSpec> parse(String value, String field) throws InvalidProjectionException {
         FieldErrors errors = new FieldErrors();
         if (value == null) {
-            errors.required(NAME);
+            errors.required(field);
             throw new InvalidProjectionException(errors.list());
         }
-        Object document = SafeYaml.load(value, MAX_LENGTH, NAME, errors);
+        Object document = SafeYaml.load(value, MAX_LENGTH, field, errors);
         if (!errors.isEmpty()) {
             throw new InvalidProjectionException(errors.list());
         }
         if (!(document instanceof List<?> entries)) {
-            errors.invalid(NAME, "must be a non-empty list of maps", document);
+            errors.invalid(field, "must be a non-empty list of maps", document);
             throw new InvalidProjectionException(errors.list());
         }
         if (entries.isEmpty()) {
-            errors.add(NAME, "must be a non-empty list of maps, got an empty list");
+            errors.add(field, "must be a non-empty list of maps, got an empty list");
         } else if (entries.size() > MAX_ENTRIES) {
-            errors.add(NAME, "must have at most " + MAX_ENTRIES + " entries, got " + entries.size());
+            errors.add(field, "must have at most " + MAX_ENTRIES + " entries, got " + entries.size());
         }
         if (!errors.isEmpty()) {
             throw new InvalidProjectionException(errors.list());
@@ -75,7 +83,7 @@ public final class ProjectionAnnotation {
         List<ProjectionSpec> specs = new ArrayList<>(entries.size());
         TokenFilePaths paths = new TokenFilePaths(errors);
         for (int i = 0; i < entries.size(); i++) {
-            String prefix = NAME + "[" + i + "]";
+            String prefix = field + "[" + i + "]";
             if (entries.get(i) instanceof Map<?, ?> entry) {
                 specs.add(entry(YamlFields.of(entry, prefix, KEYS, errors), paths));
             } else {

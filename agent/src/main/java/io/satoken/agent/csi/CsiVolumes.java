@@ -1,0 +1,331 @@
+package io.satoken.agent.csi;
+
+import io.grpc.Status;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.agent.pods.PodEventSink;
+import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.PodProjections;
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.refresh.RefreshListener;
+import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.token.TokenInfo;
+import io.satoken.agent.token.TokenKey;
+import io.satoken.agent.token.TokenSourceException;
+import io.satoken.common.projection.InvalidProjectionException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The volumes this node's kubelet has published to the agent, each a tmpfs at its target path holding
+ * one pod's token files, kept fresh by the {@link RefreshScheduler}.
+ *
+ * <p>Publishing a volume:
+ * <ol>
+ *   <li>The volume id and target path are checked: the target must lie under {@code <kubeletDir>/pods/}, the
+ *       only place the kubelet asks for, so a caller cannot have a tmpfs mounted anywhere else.</li>
+ *   <li>The attributes are read ({@link VolumeAttributes}); the pod's identity is the kubelet's pod info.</li>
+ *   <li>A volume already published at the same target answers as its first publish did (the kubelet
+ *       retries); the same id at another target is refused.</li>
+ *   <li>The pod is read from the API server, for its securityContext (PV-16..PV-18); its uid must be the
+ *       one the kubelet gave, so a pod deleted and recreated under the same name is not mistaken for it.</li>
+ *   <li>A tmpfs is mounted at the target (unless one of ours already is, after a crash), and the volume's
+ *       record is saved ({@link VolumeStore}) before any token exists, so a restart can resume it.</li>
+ *   <li>The files go to the scheduler, and the publish completes when every file has been written
+ *       once. If the first TokenRequest fails, the publish fails with the API server's reason and
+ *       everything above is undone, so the kubelet's retry starts clean.</li>
+ * </ol>
+ * Unpublishing stops the refresh, unmounts, removes the target directory and the record; it succeeds
+ * when there is nothing to do. {@link #resume} re-registers, at start, every recorded volume whose tmpfs
+ * is still mounted, adopting its still-valid tokens so none is requested again.
+ */
+public final class CsiVolumes implements RefreshListener {
+
+    private static final Logger log = LoggerFactory.getLogger(CsiVolumes.class);
+
+    private final Path podsDir;
+    private final VolumeStore store;
+    private final Mounter mounter;
+    private final PodReader pods;
+    private final RefreshScheduler scheduler;
+    private final TokenAdoption adoption;
+    private final PodEventSink events;
+
+    /** By volume id; guarded by {@code this}. */
+    private final Map<String, Entry> volumes = new HashMap<>();
+
+    /** A volume being published (volume null until it is registered) or published. */
+    private static final class Entry {
+        final Path target;
+        final CompletableFuture<Void> firstWrite = new CompletableFuture<>();
+        PublishedVolume volume;
+
+        Entry(Path target) {
+            this.target = target;
+        }
+    }
+
+    /**
+     * @param podsDir {@code <kubeletDir>/pods}; every target path must be under it
+     */
+    public CsiVolumes(Path podsDir, VolumeStore store, Mounter mounter, PodReader pods, RefreshScheduler scheduler,
+            TokenAdoption adoption, PodEventSink events) {
+        this.podsDir = podsDir.toAbsolutePath().normalize();
+        this.store = store;
+        this.mounter = mounter;
+        this.pods = pods;
+        this.scheduler = scheduler;
+        this.adoption = adoption;
+        this.events = events;
+    }
+
+    /**
+     * Publishes a volume; see the class comment for the steps.
+     *
+     * @return completes when every file is written, or fails with a {@link CsiException}
+     * @throws CsiException when the request itself is refused (bad id, path or attributes; pod not found)
+     */
+    public CompletableFuture<Void> publish(String volumeId, String targetPath, Map<String, String> attributes)
+            throws CsiException {
+        Path target = target(volumeId, targetPath);                                              // 1
+        VolumeAttributes.Request request;
+        try {
+            request = VolumeAttributes.parse(attributes);                                        // 2
+        } catch (InvalidProjectionException e) {
+            throw new CsiException(Status.Code.INVALID_ARGUMENT, e.getMessage());
+        }
+        Entry entry;
+        synchronized (this) {
+            Entry existing = volumes.get(volumeId);                                              // 3
+            if (existing != null) {
+                if (!existing.target.equals(target)) {
+                    throw new CsiException(Status.Code.ALREADY_EXISTS, "volume " + volumeId
+                            + " is already published at " + existing.target + ", not at " + target);
+                }
+                return existing.firstWrite;
+            }
+            entry = new Entry(target);
+            volumes.put(volumeId, entry);
+        }
+        try {
+            PodIdentity pod = request.pod();
+            V1Pod current = readPod(pod);                                                        // 4
+            List<Projection> files;
+            try {
+                files = PodProjections.projections(pod, current, request.files());
+            } catch (IllegalArgumentException e) {
+                throw new CsiException(Status.Code.INVALID_ARGUMENT, "pod " + pod + ": " + e.getMessage());
+            }
+            PublishedVolume volume = new PublishedVolume(volumeId, target, pod, files);
+            mount(target);                                                                       // 5
+            store.save(volume);
+            synchronized (this) {
+                entry.volume = volume;
+            }
+            scheduler.put(volume.directory());                                                   // 6
+            log.info("published volume {} of pod {}: {} file(s)", volumeId, pod, files.size());
+        } catch (CsiException | IOException | RuntimeException e) {
+            CsiException failure = e instanceof CsiException c ? c
+                    : new CsiException(Status.Code.INTERNAL, "publishing volume " + volumeId + " failed: " + e, e);
+            abandon(volumeId, entry, failure);
+            throw failure;
+        }
+        return entry.firstWrite;
+    }
+
+    /** Unpublishes a volume: stops its refresh, unmounts it, removes its directory and record. Idempotent. */
+    public void unpublish(String volumeId, String targetPath) throws CsiException {
+        Path target = target(volumeId, targetPath);
+        Entry entry;
+        synchronized (this) {
+            entry = volumes.remove(volumeId);
+        }
+        if (entry != null) {
+            scheduler.remove(PublishedVolume.DIR_PREFIX + volumeId);
+            entry.firstWrite.completeExceptionally(new CsiException(Status.Code.ABORTED,
+                    "volume " + volumeId + " was unpublished while it was being published"));
+        }
+        try {
+            mounter.unmount(target);
+            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                Files.deleteIfExists(target); // empty once the tmpfs is gone; a non-empty one is not ours to remove
+            }
+            store.delete(volumeId);
+        } catch (IOException e) {
+            throw new CsiException(Status.Code.INTERNAL, "unpublishing volume " + volumeId + " at " + target
+                    + " failed: " + e.getMessage(), e);
+        }
+        if (entry != null) {
+            log.info("unpublished volume {}{}", volumeId, entry.volume == null ? "" : " of pod " + entry.volume.pod());
+        }
+    }
+
+    /**
+     * At start: resumes every recorded volume whose tmpfs is still mounted, adopting the tokens it holds;
+     * forgets the others (the node restarted, or the volume was removed while the agent was down).
+     *
+     * @return how many volumes were resumed
+     */
+    public int resume() throws IOException {
+        int resumed = 0;
+        for (PublishedVolume volume : store.loadAll()) {
+            Path target = volume.targetPath();
+            if (!target.normalize().startsWith(podsDir) || !mounter.isMounted(target)) {
+                log.info("forgetting volume {} of pod {}: nothing of ours is mounted at {}",
+                        volume.volumeId(), volume.pod(), target);
+                store.delete(volume.volumeId());
+                continue;
+            }
+            Entry entry = new Entry(target);
+            entry.volume = volume;
+            entry.firstWrite.complete(null);
+            synchronized (this) {
+                volumes.put(volume.volumeId(), entry);
+            }
+            TokenDirectory dir = volume.directory();
+            int adopted = adoption.adopt(dir);
+            scheduler.put(dir);
+            log.info("resumed volume {} of pod {}: adopted {} of {} token(s)", volume.volumeId(), volume.pod(),
+                    adopted, dir.keys().size());
+            resumed++;
+        }
+        return resumed;
+    }
+
+    /** How many volumes are published or being published. */
+    public synchronized int size() {
+        return volumes.size();
+    }
+
+    @Override
+    public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
+        Entry entry = entryOf(dir);
+        if (entry != null && !entry.firstWrite.isDone() && scheduler.allWritten(List.of(dir.name()))) {
+            entry.firstWrite.complete(null);
+        }
+    }
+
+    /**
+     * A volume still waiting for its first token fails its publish with the API server's reason; a
+     * published volume whose refresh fails gets a Warning Event, as before.
+     */
+    @Override
+    public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
+        for (TokenDirectory dir : dirs) {
+            Entry entry = entryOf(dir);
+            if (entry == null || entry.volume == null) {
+                continue;
+            }
+            String volumeId = entry.volume.volumeId();
+            if (!entry.firstWrite.isDone()) {
+                Status.Code code = error.permanent() ? Status.Code.FAILED_PRECONDITION : Status.Code.UNAVAILABLE;
+                abandon(volumeId, entry, new CsiException(code, "TokenRequest for " + key.subject()
+                        + " failed: " + error.getMessage()));
+                continue;
+            }
+            String paths = dir.projections().stream().filter(p -> p.key().equals(key)).map(Projection::path)
+                    .toList().toString();
+            events.warning(podObject(entry.volume.pod()), PodEventSink.TOKEN_REQUEST_FAILED, "token for " + paths
+                    + ": " + error.getMessage() + (serving ? " (the current token stays in place until it expires)" : ""));
+        }
+    }
+
+    /** A token written to {@code dir} was issued in this node's future: a Warning Event on the volume's pod. */
+    public void clockSkew(TokenDirectory dir, Projection projection, TokenInfo info) {
+        Entry entry = entryOf(dir);
+        if (entry != null && entry.volume != null) {
+            events.warning(podObject(entry.volume.pod()), PodEventSink.TOKEN_CLOCK_SKEW, "token for "
+                    + projection.path() + " was issued at " + info.issuedAt()
+                    + (info.notBefore() == null ? "" : " (nbf " + info.notBefore() + ")")
+                    + ", ahead of this node's clock; check time synchronisation on node and API server");
+        }
+    }
+
+    /** Undoes a publish that failed: unregisters, unmounts, forgets; the failure goes to whoever waits. */
+    private void abandon(String volumeId, Entry entry, CsiException failure) {
+        synchronized (this) {
+            if (volumes.get(volumeId) == entry) {
+                volumes.remove(volumeId);
+            }
+        }
+        scheduler.remove(PublishedVolume.DIR_PREFIX + volumeId);
+        try {
+            mounter.unmount(entry.target);
+            store.delete(volumeId);
+        } catch (IOException | RuntimeException e) {
+            log.warn("cleaning up volume {} after a failed publish: {}", volumeId, e.toString());
+        }
+        log.warn("publishing volume {} failed: {}", volumeId, failure.getMessage());
+        entry.firstWrite.completeExceptionally(failure);
+    }
+
+    private synchronized Entry entryOf(TokenDirectory dir) {
+        if (!dir.name().startsWith(PublishedVolume.DIR_PREFIX)) {
+            return null;
+        }
+        return volumes.get(dir.name().substring(PublishedVolume.DIR_PREFIX.length()));
+    }
+
+    private V1Pod readPod(PodIdentity pod) throws CsiException {
+        V1Pod current;
+        try {
+            current = pods.read(pod.namespace(), pod.name());
+        } catch (IOException e) {
+            throw new CsiException(Status.Code.UNAVAILABLE, "reading pod " + pod + " failed: " + e.getMessage(), e);
+        }
+        if (current == null) {
+            throw new CsiException(Status.Code.NOT_FOUND, "pod " + pod + " does not exist");
+        }
+        String uid = current.getMetadata() == null ? null : current.getMetadata().getUid();
+        if (!pod.uid().equals(uid)) {
+            throw new CsiException(Status.Code.FAILED_PRECONDITION, "pod " + pod.namespace() + "/" + pod.name()
+                    + " now has uid " + uid + ", not the kubelet's " + pod.uid() + "; it was replaced");
+        }
+        return current;
+    }
+
+    private void mount(Path target) throws IOException {
+        if (mounter.isMounted(target)) {
+            return; // mounted by an earlier attempt that did not finish
+        }
+        Files.createDirectories(target);
+        mounter.mountTmpfs(target);
+    }
+
+    /** Step 1: the id names a file, and the target is a normalized absolute path under the kubelet's pods. */
+    private Path target(String volumeId, String targetPath) throws CsiException {
+        if (volumeId == null || volumeId.isEmpty()) {
+            throw new CsiException(Status.Code.INVALID_ARGUMENT, "volume_id: Required value");
+        }
+        if (!VolumeStore.validId(volumeId)) {
+            throw new CsiException(Status.Code.INVALID_ARGUMENT,
+                    "volume_id: must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
+        }
+        if (targetPath == null || targetPath.isEmpty()) {
+            throw new CsiException(Status.Code.INVALID_ARGUMENT, "target_path: Required value");
+        }
+        Path target = Path.of(targetPath);
+        if (!target.isAbsolute() || !target.normalize().equals(target) || !target.startsWith(podsDir)
+                || target.equals(podsDir)) {
+            throw new CsiException(Status.Code.INVALID_ARGUMENT, "target_path: must be a normalized absolute path "
+                    + "under " + podsDir + ", got " + targetPath);
+        }
+        return target;
+    }
+
+    /** Enough of a pod for an Event to name it. */
+    private static V1Pod podObject(PodIdentity pod) {
+        return new V1Pod().metadata(new V1ObjectMeta().namespace(pod.namespace()).name(pod.name()).uid(pod.uid()));
+    }
+}
