@@ -26,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -34,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,6 +62,7 @@ public final class CsiServer implements AutoCloseable {
     private final String nodeName;
     private final String version;
     private final CsiVolumes volumes;
+    private final BiConsumer<Duration, String> publishes;
     private final AtomicBoolean registered = new AtomicBoolean();
     private EventLoopGroup loop;
     private ExecutorService handlers;
@@ -69,13 +72,16 @@ public final class CsiServer implements AutoCloseable {
     /**
      * @param kubeletDir the kubelet's root directory
      * @param version the agent's version, reported in GetPluginInfo
+     * @param publishes told how long each NodePublishVolume took and how it ended ({@code success} or a status code)
      */
-    public CsiServer(Path kubeletDir, String nodeName, String version, CsiVolumes volumes) {
+    public CsiServer(Path kubeletDir, String nodeName, String version, CsiVolumes volumes,
+            BiConsumer<Duration, String> publishes) {
         this.csiSocket = socketPath(kubeletDir);
         this.registrationSocket = kubeletDir.resolve("plugins_registry").resolve(DRIVER + "-reg.sock");
         this.nodeName = nodeName;
         this.version = version;
         this.volumes = volumes;
+        this.publishes = publishes;
     }
 
     /** Where the CSI services listen: {@code <kubeletDir>/plugins/tokens.satoken.io/csi.sock}. */
@@ -195,7 +201,27 @@ public final class CsiServer implements AutoCloseable {
                 .build();
     }
 
-    private void publish(NodePublishVolumeRequest request, StreamObserver<NodePublishVolumeResponse> response) {
+    private void publish(NodePublishVolumeRequest request, StreamObserver<NodePublishVolumeResponse> observer) {
+        long start = System.nanoTime();
+        StreamObserver<NodePublishVolumeResponse> response = new StreamObserver<>() {
+            @Override
+            public void onNext(NodePublishVolumeResponse value) {
+                observer.onNext(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                publishes.accept(Duration.ofNanos(System.nanoTime() - start),
+                        Status.fromThrowable(t).getCode().name().toLowerCase(Locale.ROOT));
+                observer.onError(t);
+            }
+
+            @Override
+            public void onCompleted() {
+                publishes.accept(Duration.ofNanos(System.nanoTime() - start), "success");
+                observer.onCompleted();
+            }
+        };
         try {
             if (!request.hasVolumeCapability() || !request.getVolumeCapability().hasMount()) {
                 throw new CsiException(Status.Code.INVALID_ARGUMENT,

@@ -129,6 +129,25 @@ public final class AgentMetrics implements RefreshListener {
         }
     }
 
+    /**
+     * A NodePublishVolume was answered after {@code took}: {@code result} is {@code success}, or the gRPC
+     * status code in lower case ({@code invalid_argument}, {@code unavailable}, ...). Its sum over its
+     * count is the mean time from the kubelet's call to the pod's files being written.
+     */
+    public void csiPublish(Duration took, String result) {
+        Timer.builder("satoken.csi.publish")
+                .description("NodePublishVolume calls by result, from the kubelet's call to the answer")
+                .tag("result", result)
+                .register(registry)
+                .record(took);
+    }
+
+    /** Registers the gauge of published CSI volumes. */
+    public void watchVolumes(java.util.function.IntSupplier published) {
+        Gauge.builder("satoken.csi.volumes", published, s -> s.getAsInt())
+                .description("CSI volumes published on this node").register(registry);
+    }
+
     /** A projection was rejected: {@code source} is {@code pod} or {@code config}. */
     public void invalidProjection(String source) {
         counter("satoken.projections.invalid", "source", source).increment();

@@ -116,7 +116,9 @@ public final class AgentRuntime implements AutoCloseable {
             volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), podReader(apiClient), scheduler,
                     adoption, events);
             int resumed = volumes.resume();
-            csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes);
+            metrics.watchVolumes(volumes::size);
+            csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
+                    metrics::csiPublish);
             csi.start();
             log.info("CSI mode: node {}, {} volume(s) resumed", settings.nodeName(), resumed);
         }
