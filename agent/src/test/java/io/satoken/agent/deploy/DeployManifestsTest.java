@@ -2,6 +2,9 @@ package io.satoken.agent.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.satoken.common.projection.InvalidProjectionException;
+import io.satoken.common.projection.ProjectionAnnotation;
+import io.satoken.common.projection.ProjectionSpec;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -12,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -23,12 +27,15 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * Parses every manifest under {@code agent/deploy} and checks what the agent depends on: its RBAC, the
- * DaemonSet's contract with the {@code run} command, and the consumer example's mount of its own dir.
+ * CSIDriver, the DaemonSet as a CSI node plugin (its contract with the {@code run} command, its host
+ * directories and why it is privileged), and the consumer example, a pod that asks for tokens with a CSI
+ * inline volume and meets the restricted Pod Security level.
  */
 class DeployManifestsTest {
 
     private static final Path DEPLOY = Repo.root().resolve("agent/deploy");
     private static final String NAMESPACE = "satoken-system";
+    private static final String DRIVER = "tokens.satoken.io";
 
     /** One object from a manifest file. */
     record Manifest(Path file, Map<String, Object> object) {
@@ -113,8 +120,9 @@ class DeployManifestsTest {
                 }
             }
         }
+        // one pod read per published volume: no list, no watch
         assertThat(grants).containsExactlyInAnyOrder(
-                "/pods:get", "/pods:list", "/pods:watch",
+                "/pods:get",
                 "/serviceaccounts/token:create",
                 "/events:create", "/events:patch");
     }
@@ -140,7 +148,21 @@ class DeployManifestsTest {
                 "satoken-agent", "run", "--config", "/etc/satoken/agent.yaml", "--metrics-address", "0.0.0.0:9810");
         assertThat(mount(agent(), "config")).containsEntry("mountPath", "/etc/satoken").containsEntry("readOnly", true);
         assertThat(str(volume(podSpec(), "config"), "configMap", "name")).isEqualTo("satoken-agent-config");
-        assertThat(agentConfig()).containsEntry("mode", "pods");
+        assertThat(agentConfig()).containsEntry("mode", "csi").doesNotContainKey("rootDir");
+    }
+
+    @Test
+    void csiDriver_servesInlineVolumesWithPodInfoAndLeavesOwnershipToTheAgent() {
+        Map<String, Object> driver = one("CSIDriver", DRIVER);
+        assertThat(driver).containsEntry("apiVersion", "storage.k8s.io/v1");
+        assertThat(map(driver.get("spec"))).isEqualTo(Map.of(
+                "attachRequired", false,
+                // the ServiceAccount and the pod binding come from the kubelet's pod info
+                "podInfoOnMount", true,
+                "volumeLifecycleModes", List.of("Ephemeral"),
+                // PV-16..18 are applied by the agent; the kubelet must not chown or chmod the tmpfs
+                "fsGroupPolicy", "None",
+                "requiresRepublish", false));
     }
 
     @Test
@@ -151,28 +173,53 @@ class DeployManifestsTest {
     }
 
     @Test
-    void daemonSet_mountsTheConfiguredRootDirFromTheHost() {
-        String rootDir = (String) agentConfig().get("rootDir");
-        assertThat(rootDir).isEqualTo("/var/lib/satoken");
-        assertThat(map(volume(podSpec(), "root").get("hostPath")))
-                .isEqualTo(Map.of("path", rootDir, "type", "DirectoryOrCreate"));
-        assertThat(mount(agent(), "root"))
-                .containsEntry("mountPath", rootDir)
-                .containsEntry("mountPropagation", "None")
-                .doesNotContainKey("readOnly");
+    void daemonSet_mountsOnlyThePodsPluginAndRegistrationDirsOfTheKubeletDir_atTheirHostPaths() {
+        String kubeletDir = (String) agentConfig().get("kubeletDir");
+        assertThat(kubeletDir).isEqualTo("/var/lib/kubelet");
+        Map<String, String> hostPaths = new TreeMap<>();
+        for (Object v : list(podSpec(), "volumes")) {
+            Map<String, Object> volume = map(v);
+            if (volume.containsKey("hostPath")) {
+                Map<String, Object> hostPath = map(volume.get("hostPath"));
+                String path = (String) hostPath.get("path");
+                hostPaths.put(path, (String) hostPath.get("type"));
+                // the kubelet names target paths, and the agent its sockets, by their host paths
+                assertThat(mount(agent(), (String) volume.get("name"))).as(path).containsEntry("mountPath", path);
+            }
+        }
+        // not the whole kubelet dir: it holds the kubelet's keys and every pod's volumes' backing files
+        assertThat(hostPaths).isEqualTo(Map.of(
+                kubeletDir + "/pods", "Directory",
+                kubeletDir + "/plugins/" + DRIVER, "DirectoryOrCreate",
+                kubeletDir + "/plugins_registry", "Directory"));
     }
 
     @Test
-    void daemonSet_runsAsRootWithOnlyChownAndDacOverride() {
+    void daemonSet_propagatesMountsBothWaysOnlyInThePodsDir() {
+        Map<String, String> propagation = new TreeMap<>();
+        for (Object m : list(agent(), "volumeMounts")) {
+            Map<String, Object> mount = map(m);
+            propagation.put((String) mount.get("name"), (String) mount.getOrDefault("mountPropagation", "None"));
+        }
+        assertThat(propagation.remove("kubelet-pods")).isEqualTo("Bidirectional");
+        assertThat(propagation).isNotEmpty().allSatisfy((name, mode) -> assertThat(mode).as(name).isEqualTo("None"));
+        assertThat(mount(agent(), "kubelet-pods")).doesNotContainKey("readOnly");
+    }
+
+    @Test
+    void daemonSet_isPrivilegedBecauseBidirectionalPropagationNeedsIt_andNothingMore() {
         Map<String, Object> sc = map(agent().get("securityContext"));
-        assertThat(sc).containsEntry("runAsUser", 0)
-                .containsEntry("runAsNonRoot", false)
-                .containsEntry("allowPrivilegeEscalation", false)
-                .containsEntry("readOnlyRootFilesystem", true)
-                .containsEntry("seccompProfile", Map.of("type", "RuntimeDefault"))
-                .doesNotContainKey("privileged");
-        assertThat(map(sc.get("capabilities")))
-                .isEqualTo(Map.of("drop", List.of("ALL"), "add", List.of("CHOWN", "DAC_OVERRIDE")));
+        // Kubernetes refuses Bidirectional in a container that is not privileged; privileged gives every
+        // capability and no seccomp profile, so listing either would only mislead
+        assertThat(sc).isEqualTo(Map.of(
+                "privileged", true,
+                "runAsUser", 0,
+                "runAsGroup", 0,
+                "runAsNonRoot", false,
+                "readOnlyRootFilesystem", true));
+        assertThat(podSpec()).doesNotContainKeys("hostNetwork", "hostPID", "hostIPC", "hostUsers", "securityContext");
+        assertThat(list(podSpec(), "containers")).hasSize(1);
+        assertThat(podSpec()).doesNotContainKey("initContainers");
         // a read-only root file system, so the JVM gets a writable /tmp
         assertThat(mount(agent(), "tmp")).containsEntry("mountPath", "/tmp");
         assertThat(volume(podSpec(), "tmp")).containsKey("emptyDir");
@@ -196,33 +243,52 @@ class DeployManifestsTest {
     }
 
     @Test
-    void consumer_mountsItsOwnDirectoryBySubPathExpr() {
-        Map<String, Object> pod = one("Pod", "satoken-consumer");
-        Map<String, Object> spec = map(pod.get("spec"));
+    void consumer_asksForTwoTokensWithAReadOnlyInlineVolumeOfTheAgentsDriver() throws InvalidProjectionException {
+        Map<String, Object> spec = consumerSpec();
         Map<String, Object> reader = map(list(spec, "containers").get(0));
+        Map<String, Object> csi = map(volume(spec, "tokens").get("csi"));
 
-        // the admission webhook's own names, so that it accepts the pod unchanged
-        assertThat(map(volume(spec, "satoken-agent-tokens").get("hostPath")))
-                .containsEntry("path", agentConfig().get("rootDir") + "/pods");
-        assertThat(mount(reader, "satoken-agent-tokens")).isEqualTo(Map.of(
-                "name", "satoken-agent-tokens",
-                "mountPath", "/var/run/secrets/satoken",
-                "subPathExpr", "$(POD_UID)",
-                "readOnly", true));
-        assertThat(env(reader, "POD_UID")).isEqualTo(Map.of("valueFrom", Map.of("fieldRef", Map.of("fieldPath", "metadata.uid"))));
+        assertThat(csi).containsEntry("driver", DRIVER).containsEntry("readOnly", true);
+        // the agent's own parser: the example's list is valid by the agent's rules
+        List<ProjectionSpec> projections = ProjectionAnnotation.parse(str(csi, "volumeAttributes", "projections"));
+        assertThat(projections).extracting(ProjectionSpec::path).containsExactly("vault/token", "sts/token");
+        assertThat(projections).extracting(ProjectionSpec::audience)
+                .containsExactly("https://vault.example.com", "sts.amazonaws.com");
+        assertThat(projections.get(1).expirationSeconds()).isEqualTo(7200);
+        // the volume says nothing about which pod or ServiceAccount: the kubelet tells the agent
+        assertThat(map(csi.get("volumeAttributes"))).containsOnlyKeys("projections");
+        assertThat(mount(reader, "tokens")).isEqualTo(Map.of(
+                "name", "tokens", "mountPath", "/var/run/secrets/satoken", "readOnly", true));
+        assertThat(reader).doesNotContainKey("env");
         assertThat(map(spec.get("securityContext"))).containsEntry("runAsUser", 1000).containsEntry("fsGroup", 2000);
     }
 
+    /** What the restricted Pod Security level (Kubernetes 1.30) checks in a pod, as it applies to this one. */
     @Test
-    void consumer_asksForTwoTokensInItsAnnotation() {
-        Map<String, Object> pod = one("Pod", "satoken-consumer");
-        String annotation = str(pod, "metadata", "annotations", "satoken.io/projections");
-        List<Object> projections = yaml().load(annotation);
+    void consumer_meetsTheRestrictedPodSecurityLevel() {
+        Map<String, Object> spec = consumerSpec();
+        Set<String> restrictedVolumeTypes = Set.of("configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
+                "persistentVolumeClaim", "projected", "secret");
 
-        assertThat(projections).extracting(p -> map(p).get("path")).containsExactly("vault/token", "sts/token");
-        assertThat(projections).extracting(p -> map(p).get("audience"))
-                .containsExactly("https://vault.example.com", "sts.amazonaws.com");
-        assertThat(map(projections.get(1)).get("expirationSeconds")).isEqualTo(7200);
+        Map<String, Object> podSc = map(spec.get("securityContext"));
+        assertThat(podSc).containsEntry("runAsNonRoot", true)
+                .containsEntry("seccompProfile", Map.of("type", "RuntimeDefault"));
+        assertThat(podSc.get("runAsUser")).isNotEqualTo(0);
+        assertThat(spec).doesNotContainKeys("hostNetwork", "hostPID", "hostIPC");
+        for (Object v : list(spec, "volumes")) {
+            Set<String> type = new TreeSet<>(map(v).keySet());
+            type.remove("name");
+            assertThat(restrictedVolumeTypes).as("volume " + map(v).get("name")).containsAll(type);
+        }
+        for (Object c : list(spec, "containers")) {
+            Map<String, Object> sc = map(map(c).get("securityContext"));
+            assertThat(sc).as(String.valueOf(map(c).get("name")))
+                    .containsEntry("allowPrivilegeEscalation", false)
+                    .containsEntry("capabilities", Map.of("drop", List.of("ALL")))
+                    // nothing that would override the pod's non-root, seccomp or unprivileged settings
+                    .doesNotContainKeys("privileged", "runAsUser", "runAsNonRoot", "seccompProfile");
+        }
+        assertThat(spec).doesNotContainKeys("initContainers", "ephemeralContainers");
     }
 
     // --- navigation ---
@@ -264,6 +330,10 @@ class DeployManifestsTest {
         List<Object> containers = list(podSpec(), "containers");
         assertThat(containers).hasSize(1);
         return map(containers.get(0));
+    }
+
+    private static Map<String, Object> consumerSpec() {
+        return map(one("Pod", "satoken-consumer").get("spec"));
     }
 
     private static Map<String, Object> agentConfig() {

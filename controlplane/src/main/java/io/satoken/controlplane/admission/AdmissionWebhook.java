@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.satoken.controlplane.controller.Informers;
 import io.satoken.controlplane.tokens.TokenSecretOwner;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +36,7 @@ public final class AdmissionWebhook implements AutoCloseable {
     /** The webhook's flags. */
     public record Settings(InetSocketAddress address, ServingCertificate certificate,
             ServiceAccountAdmission.TokenVolume tokenVolume, boolean limitSecretReferences,
-            String agentServiceAccount, Path agentRootDir, WebhookServer.Limits limits) {
+            String agentServiceAccount, WebhookServer.Limits limits) {
     }
 
     private final Settings settings;
@@ -69,7 +68,7 @@ public final class AdmissionWebhook implements AutoCloseable {
         }
         ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.tokenVolume(),
                 tokenSecrets, settings.limitSecretReferences(), new VolumeNameSuffix(new SecureRandom()));
-        PodMutation pods = new PodMutation(serviceAccounts, new AgentTokenInjection(settings.agentRootDir()));
+        PodMutation pods = new PodMutation(serviceAccounts, new AgentTokenInjection());
         NodeTokenRestriction tokens = new NodeTokenRestriction(agent,
                 new PodFactsLookup(PodFactsLookup.live(client)));
         this.metrics = new WebhookMetrics(registry, settings.certificate());

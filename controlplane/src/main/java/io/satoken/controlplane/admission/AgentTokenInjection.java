@@ -3,49 +3,45 @@ package io.satoken.controlplane.admission;
 import com.google.gson.JsonObject;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
-import java.nio.file.Path;
 
 /**
- * Gives a pod that asks for agent tokens ({@value ProjectionAnnotation#NAME}) the directory the node's agent
- * writes them to: {@code <agent root>/pods/<pod uid>/}, mounted read-only.
+ * Turns a pod's {@value ProjectionAnnotation#NAME} annotation into the CSI inline volume the node's agent
+ * serves, mounted read-only in every init and regular container.
  *
  * <p>The pod gets:
  * <ol>
- *   <li>a hostPath volume {@value #VOLUME_NAME} of {@code <agent root>/pods}, type Directory, so a pod on
- *       a node without the agent fails to start with a clear event instead of reading an empty directory;</li>
- *   <li>in every init and regular container, a read-only mount of it at {@value #DEFAULT_MOUNT_PATH} (or the
- *       pod's {@value #MOUNT_PATH_ANNOTATION}) with {@code subPathExpr: $(POD_UID)}, so each pod sees only its
- *       own directory;</li>
- *   <li>and in those containers {@code POD_UID} from the downward API ({@code metadata.uid}).</li>
+ *   <li>a volume {@value #VOLUME_NAME}: {@code csi} of driver {@value #DRIVER}, read-only, whose only
+ *       attribute {@code projections} is the annotation's value as written. The kubelet tells the agent
+ *       which pod and ServiceAccount the volume is for, so nothing else about the pod goes in it;</li>
+ *   <li>in every init and regular container, a read-only mount of it at {@value #DEFAULT_MOUNT_PATH} (or
+ *       the pod's {@value #MOUNT_PATH_ANNOTATION}).</li>
  * </ol>
- * A container that already sets {@code POD_UID} some other way is refused: the variable picks the directory,
- * and a chosen value would expose another pod's tokens. An invalid annotation is refused with the agent's
- * own message. Applying it to its own output changes nothing.
+ * An invalid annotation is refused with the agent's own message, so the pod fails at creation rather than
+ * at mount time. A volume of the reserved name that is not exactly the one the annotation asks for is
+ * refused, so the annotation always says what the pod gets. Applying this to its own output changes
+ * nothing (AD-7a), which is what a reinvocation does.
  */
 final class AgentTokenInjection {
 
     static final String VOLUME_NAME = "satoken-agent-tokens";
+    /** The agent's CSI driver (agent/deploy's CSIDriver object). */
+    static final String DRIVER = "tokens.satoken.io";
+    /** The volume attribute the agent reads the projections list from. */
+    static final String PROJECTIONS_ATTRIBUTE = "projections";
     static final String DEFAULT_MOUNT_PATH = "/var/run/secrets/satoken";
     static final String MOUNT_PATH_ANNOTATION = "satoken.io/mount-path";
-    static final String POD_UID_ENV = "POD_UID";
-    static final String SUB_PATH_EXPR = "$(" + POD_UID_ENV + ")";
-
-    private final String podsDir;
-
-    /** @param agentRootDir the agents' {@code rootDir}; pods' directories are under its {@code pods/} */
-    AgentTokenInjection(Path agentRootDir) {
-        this.podsDir = agentRootDir.resolve("pods").toString();
-    }
 
     /** Null when allowed (changes recorded in {@code pod}), else a denial. */
     Verdict admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+        // AD-2: mirror pods are the kubelet's own; they are not mutated
         if (!request.isCreate() || !request.subResource().isEmpty()
                 || pod.hasAnnotation(ServiceAccountAdmission.MIRROR_POD_ANNOTATION)
                 || !pod.hasAnnotation(ProjectionAnnotation.NAME)) {
             return null;
         }
+        String projections = pod.annotation(ProjectionAnnotation.NAME);
         try {
-            ProjectionAnnotation.parse(pod.annotation(ProjectionAnnotation.NAME));
+            ProjectionAnnotation.parse(projections);
         } catch (InvalidProjectionException e) {
             return invalid(e.getMessage());
         }
@@ -55,12 +51,13 @@ final class AgentTokenInjection {
         if (badPath != null) {
             return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath);
         }
+        JsonObject wanted = TokenVolumes.csi(VOLUME_NAME, DRIVER, PROJECTIONS_ATTRIBUTE, projections);
         boolean hasVolume = false;
         for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
             if (VOLUME_NAME.equals(Json.string(volume, "name", "spec.volumes[]"))) {
-                if (!isAgentVolume(volume)) {
-                    return invalid("spec.volumes[" + VOLUME_NAME + "]: the name is reserved for the agent's token "
-                            + "directory (hostPath " + podsDir + ")");
+                Verdict denied = checkExisting(volume, wanted);
+                if (denied != null) {
+                    return denied;
                 }
                 hasVolume = true;
             }
@@ -72,12 +69,28 @@ final class AgentTokenInjection {
             }
         }
         if (!hasVolume) {
-            pod.appendToSpec("volumes", hostPathVolume());
+            pod.appendToSpec("volumes", wanted);
         }
         return null;
     }
 
-    private Verdict mountIn(PodPatch pod, PodPatch.ContainerRef ref, String mountPath) throws InvalidReviewException {
+    /** A volume of the reserved name must be the one this class would add: ours from an earlier call. */
+    private static Verdict checkExisting(JsonObject volume, JsonObject wanted) throws InvalidReviewException {
+        String field = "spec.volumes[" + VOLUME_NAME + "]";
+        JsonObject csi = Json.object(volume, "csi", field);
+        if (csi == null || !DRIVER.equals(Json.string(csi, "driver", field + ".csi"))) {
+            return invalid(field + ": the name is reserved for the agent's token volume (csi driver " + DRIVER + ")");
+        }
+        if (!csi.equals(wanted.getAsJsonObject("csi"))) {
+            return invalid(field + ".csi: must be {driver: " + DRIVER + ", readOnly: true, volumeAttributes: {"
+                    + PROJECTIONS_ATTRIBUTE + ": <the " + ProjectionAnnotation.NAME + " annotation>}}, "
+                    + "so that the annotation says which tokens the pod gets");
+        }
+        return null;
+    }
+
+    private static Verdict mountIn(PodPatch pod, PodPatch.ContainerRef ref, String mountPath)
+            throws InvalidReviewException {
         boolean mounted = false;
         for (JsonObject mount : Json.objects(ref.container(), "volumeMounts", ref.path())) {
             String path = Json.string(mount, "mountPath", ref.path() + ".volumeMounts[]");
@@ -88,47 +101,10 @@ final class AgentTokenInjection {
             }
             mounted |= VOLUME_NAME.equals(name);
         }
-        boolean hasEnv = false;
-        for (JsonObject env : Json.objects(ref.container(), "env", ref.path())) {
-            if (POD_UID_ENV.equals(Json.string(env, "name", ref.path() + ".env[]"))) {
-                if (!isPodUidEnv(env)) {
-                    return invalid(ref.path() + ".env[" + POD_UID_ENV + "]: must come from the downward API field "
-                            + "metadata.uid, because it selects the pod's token directory");
-                }
-                hasEnv = true;
-            }
-        }
         if (!mounted) {
-            JsonObject mount = TokenVolumes.mount(VOLUME_NAME, mountPath);
-            mount.addProperty("subPathExpr", SUB_PATH_EXPR);
-            pod.appendToContainer(ref, "volumeMounts", mount);
-        }
-        if (!hasEnv) {
-            pod.appendToContainer(ref, "env", TokenVolumes.fieldEnv(POD_UID_ENV, "metadata.uid"));
+            pod.appendToContainer(ref, "volumeMounts", TokenVolumes.mount(VOLUME_NAME, mountPath));
         }
         return null;
-    }
-
-    private JsonObject hostPathVolume() {
-        JsonObject hostPath = new JsonObject();
-        hostPath.addProperty("path", podsDir);
-        hostPath.addProperty("type", "Directory");
-        JsonObject volume = new JsonObject();
-        volume.addProperty("name", VOLUME_NAME);
-        volume.add("hostPath", hostPath);
-        return volume;
-    }
-
-    private boolean isAgentVolume(JsonObject volume) throws InvalidReviewException {
-        JsonObject hostPath = Json.object(volume, "hostPath", "spec.volumes[]");
-        return hostPath != null && podsDir.equals(Json.string(hostPath, "path", "spec.volumes[].hostPath"));
-    }
-
-    private static boolean isPodUidEnv(JsonObject env) throws InvalidReviewException {
-        JsonObject valueFrom = Json.object(env, "valueFrom", "env[]");
-        JsonObject fieldRef = Json.object(valueFrom, "fieldRef", "env[].valueFrom");
-        return Json.string(env, "value", "env[]") == null && fieldRef != null
-                && "metadata.uid".equals(Json.string(fieldRef, "fieldPath", "env[].valueFrom.fieldRef"));
     }
 
     /** Null if {@code path} can be a mount path: absolute, without {@code ..}, not the root. */

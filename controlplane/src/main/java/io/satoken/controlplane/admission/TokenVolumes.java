@@ -70,17 +70,21 @@ final class TokenVolumes {
         return mount;
     }
 
-    /** A field of the pod as an environment variable, e.g. {@code POD_UID} from {@code metadata.uid}. */
-    static JsonObject fieldEnv(String name, String fieldPath) {
-        JsonObject fieldRef = new JsonObject();
-        fieldRef.addProperty("apiVersion", "v1");
-        fieldRef.addProperty("fieldPath", fieldPath);
-        JsonObject valueFrom = new JsonObject();
-        valueFrom.add("fieldRef", fieldRef);
-        JsonObject env = new JsonObject();
-        env.addProperty("name", name);
-        env.add("valueFrom", valueFrom);
-        return env;
+    /**
+     * A CSI inline (ephemeral) volume, read-only, with one volume attribute: what the kubelet hands the
+     * driver's node plugin when it publishes the volume for the pod.
+     */
+    static JsonObject csi(String name, String driver, String attribute, String value) {
+        JsonObject attributes = new JsonObject();
+        attributes.addProperty(attribute, value);
+        JsonObject csi = new JsonObject();
+        csi.addProperty("driver", driver);
+        csi.addProperty("readOnly", true);
+        csi.add("volumeAttributes", attributes);
+        JsonObject volume = new JsonObject();
+        volume.addProperty("name", name);
+        volume.add("csi", csi);
+        return volume;
     }
 
     private static JsonObject wrap(String field, JsonObject value) {

@@ -128,11 +128,6 @@ final class RunCommand implements Callable<Integer> {
                     + "requesting agent's node. Not given: token requests are not checked.")
     String agentServiceAccount;
 
-    @Option(names = "--agent-root-dir", paramLabel = "DIR", defaultValue = "/var/lib/satoken",
-            description = "The agents' rootDir on the nodes; injected pods mount <DIR>/pods/<pod uid> "
-                    + "(default: ${DEFAULT-VALUE}).")
-    Path agentRootDir;
-
     @Override
     public Integer call() throws Exception {
         Set<String> selected;
@@ -222,17 +217,13 @@ final class RunCommand implements Callable<Integer> {
             default -> throw usage("--admission-token-volume: expected projected or secret, got \""
                     + admissionTokenVolume + "\"");
         };
-        if (!agentRootDir.isAbsolute()) {
-            throw usage("--agent-root-dir: must be an absolute path, got \"" + agentRootDir + "\"");
-        }
         try {
             InetSocketAddress address = HealthServer.parseAddress("--webhook-address", webhookAddress);
             if (agentServiceAccount != null) {
                 AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
             }
             return new AdmissionWebhook.Settings(address, ServingCertificate.load(tlsCertFile, tlsKeyFile), volume,
-                    limitSecretReferences, agentServiceAccount, agentRootDir.normalize(),
-                    WebhookServer.Limits.defaults());
+                    limitSecretReferences, agentServiceAccount, WebhookServer.Limits.defaults());
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage());
         }

@@ -12,16 +12,22 @@ import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1BoundObjectReference;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
+import io.kubernetes.client.openapi.models.V1Capabilities;
 import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1HostPathVolumeSource;
 import io.kubernetes.client.openapi.models.V1MutatingWebhook;
 import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
+import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1PolicyRule;
 import io.kubernetes.client.openapi.models.V1RoleRef;
 import io.kubernetes.client.openapi.models.RbacV1Subject;
 import io.kubernetes.client.openapi.models.V1RuleWithOperations;
+import io.kubernetes.client.openapi.models.V1SeccompProfile;
+import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
@@ -47,8 +53,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The webhook registered with a real kube-apiserver whose built-in ServiceAccount admission plugin is
  * disabled (the harness's default): pods get their ServiceAccount's token through us, missing accounts are
- * refused with our message, annotated pods get the agent's volume, and an agent's token requests are
- * confined to its node.
+ * refused with our message, annotated pods get the agent's CSI volume and still meet the restricted Pod
+ * Security level, and an agent's token requests are confined to its node.
  */
 @RequiresKubeApiServer
 class AdmissionWebhookIT {
@@ -74,8 +80,7 @@ class AdmissionWebhookIT {
                 Set.of("serviceaccounts"), null, new byte[0], false, 2, new InetSocketAddress("127.0.0.1", 0), null,
                 new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
                         ServingCertificate.load(pair.cert(), pair.key()), ServiceAccountAdmission.TokenVolume.PROJECTED,
-                        false, AGENT_NAMESPACE + "/" + AGENT, Path.of("/var/lib/satoken"),
-                        WebhookServer.Limits.defaults())),
+                        false, AGENT_NAMESPACE + "/" + AGENT, WebhookServer.Limits.defaults())),
                 server.clientFor(server.adminToken()), watchClient));
         runtime.startServing();
         register(client, "https://127.0.0.1:" + runtime.webhookAddress().getPort(),
@@ -135,26 +140,44 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void pod_asking_for_agent_tokens_gets_the_agents_directory() throws Exception {
-        V1Pod pod = pod("vault-client", Map.of("satoken.io/projections", "- path: vault/token\n  audience: vault\n"));
+    void pod_asking_for_agent_tokens_in_a_restricted_namespace_gets_the_csi_volume_and_is_admitted() throws Exception {
+        String restricted = restrictedNamespace();
+        String projections = "- path: vault/token\n  audience: vault\n";
+        V1Pod pod = restrictedPod(pod("vault-client", Map.of("satoken.io/projections", projections)));
 
-        V1Pod created = admin.createNamespacedPod(namespace, pod).execute();
+        V1Pod created = admin.createNamespacedPod(restricted, pod).execute();
 
-        assertThat(created.getSpec().getVolumes()).anySatisfy(volume -> {
-            assertThat(volume.getName()).isEqualTo("satoken-agent-tokens");
-            assertThat(volume.getHostPath().getPath()).isEqualTo("/var/lib/satoken/pods");
-            assertThat(volume.getHostPath().getType()).isEqualTo("Directory");
-        });
+        // Pod Security admission checks the pod after every mutating webhook: the injected volume passed it
+        assertThat(created.getSpec().getVolumes()).filteredOn(v -> "satoken-agent-tokens".equals(v.getName()))
+                .singleElement().satisfies(volume -> {
+                    assertThat(volume.getHostPath()).isNull();
+                    assertThat(volume.getCsi().getDriver()).isEqualTo("tokens.satoken.io");
+                    assertThat(volume.getCsi().getReadOnly()).isTrue();
+                    assertThat(volume.getCsi().getVolumeAttributes()).isEqualTo(Map.of("projections", projections));
+                });
         V1Container container = created.getSpec().getContainers().get(0);
-        assertThat(container.getVolumeMounts()).anySatisfy(mount -> {
-            assertThat(mount.getMountPath()).isEqualTo("/var/run/secrets/satoken");
-            assertThat(mount.getSubPathExpr()).isEqualTo("$(POD_UID)");
-            assertThat(mount.getReadOnly()).isTrue();
-        });
-        assertThat(container.getEnv()).anySatisfy(env -> {
-            assertThat(env.getName()).isEqualTo("POD_UID");
-            assertThat(env.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.uid");
-        });
+        assertThat(container.getVolumeMounts()).filteredOn(m -> "satoken-agent-tokens".equals(m.getName()))
+                .singleElement().satisfies(mount -> {
+                    assertThat(mount.getMountPath()).isEqualTo("/var/run/secrets/satoken");
+                    assertThat(mount.getReadOnly()).isTrue();
+                    assertThat(mount.getSubPathExpr()).isNull();
+                });
+        assertThat(container.getEnv()).isNullOrEmpty();
+    }
+
+    @Test
+    void restricted_namespace_refuses_the_hostPath_the_injection_used_to_add() throws Exception {
+        // the control for the test above: the namespace really enforces the restricted level
+        String restricted = restrictedNamespace();
+        V1Pod pod = restrictedPod(pod("host-reader", null));
+        pod.getSpec().addVolumesItem(new V1Volume().name("pods")
+                .hostPath(new V1HostPathVolumeSource().path("/var/lib/kubelet/pods")));
+
+        assertThatThrownBy(() -> admin.createNamespacedPod(restricted, pod).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(403);
+                    assertThat(e.getResponseBody()).contains("violates PodSecurity \\\"restricted:").contains("hostPath");
+                });
     }
 
     @Test
@@ -170,7 +193,7 @@ class AdmissionWebhookIT {
 
     @Test
     void agent_gets_tokens_only_for_pods_on_its_own_node() throws Exception {
-        admin.createNamespace(new io.kubernetes.client.openapi.models.V1Namespace()
+        admin.createNamespace(new V1Namespace()
                 .metadata(new V1ObjectMeta().name(AGENT_NAMESPACE))).execute();
         server.createServiceAccount(AGENT_NAMESPACE, AGENT);
         allowTokenRequests();
@@ -200,6 +223,23 @@ class AdmissionWebhookIT {
         // client-java sends "overhead": {} unless told not to; the API server refuses that without a RuntimeClass
         return new V1Pod().metadata(new V1ObjectMeta().name(name).annotations(annotations))
                 .spec(new V1PodSpec().overhead(null).containers(List.of(new V1Container().name("app").image("busybox"))));
+    }
+
+    /** A namespace enforcing the restricted Pod Security level, with its default ServiceAccount. */
+    static String restrictedNamespace() throws ApiException {
+        String name = admin.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().generateName("restricted-")
+                .labels(Map.of("pod-security.kubernetes.io/enforce", "restricted")))).execute().getMetadata().getName();
+        server.createServiceAccount(name, "default");
+        return name;
+    }
+
+    /** {@code pod} made to meet the restricted level: non-root, RuntimeDefault seccomp, no capabilities. */
+    static V1Pod restrictedPod(V1Pod pod) {
+        pod.getSpec().securityContext(new V1PodSecurityContext().runAsNonRoot(true).runAsUser(1000L)
+                .seccompProfile(new V1SeccompProfile().type("RuntimeDefault")));
+        pod.getSpec().getContainers().forEach(c -> c.securityContext(new V1SecurityContext()
+                .allowPrivilegeEscalation(false).capabilities(new V1Capabilities().drop(List.of("ALL")))));
+        return pod;
     }
 
     static V1Pod onNode(V1Pod pod, String node, String serviceAccount) {

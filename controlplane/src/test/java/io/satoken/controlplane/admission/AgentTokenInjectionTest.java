@@ -6,36 +6,47 @@ import static io.satoken.controlplane.admission.AdmissionFixtures.jackson;
 import static io.satoken.controlplane.admission.AdmissionFixtures.patched;
 import static io.satoken.controlplane.admission.AdmissionFixtures.pod;
 import static io.satoken.controlplane.admission.AdmissionFixtures.podCreate;
+import static io.satoken.controlplane.admission.AdmissionFixtures.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.gson.JsonObject;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A pod with {@code satoken.io/projections} gets the agent's directory: the hostPath volume, a read-only
- * mount with {@code subPathExpr: $(POD_UID)} and {@code POD_UID} in every init and regular container.
- * Token automount is off in these pods so that only the injection shows in the patch.
+ * A pod with {@code satoken.io/projections} gets the agent's CSI inline volume (driver tokens.satoken.io,
+ * the annotation's value as its {@code projections} attribute) and a read-only mount of it in every init and
+ * regular container: no hostPath, no environment variable, no subPathExpr, so nothing the pod sets can point
+ * the volume at another pod. Token automount is off in most of these pods so that only the injection shows
+ * in the patch.
  */
 class AgentTokenInjectionTest {
 
-    static final String ANNOTATION = "{'satoken.io/projections':'[{path: vault/token, audience: vault}]'}";
-    static final String VOLUME = "{'name':'satoken-agent-tokens','hostPath':{'path':'/var/lib/satoken/pods',"
-            + "'type':'Directory'}}";
-    static final String ENV = "{'name':'POD_UID','valueFrom':{'fieldRef':{'apiVersion':'v1','fieldPath':'metadata.uid'}}}";
+    static final String PROJECTIONS = "[{path: vault/token, audience: vault}]";
+    static final String ANNOTATION = "{'satoken.io/projections':'" + PROJECTIONS + "'}";
+
+    /** The injected volume, written out here independently of the code that builds it. */
+    static String volume(String projections) {
+        return "{'name':'satoken-agent-tokens','csi':{'driver':'tokens.satoken.io','readOnly':true,"
+                + "'volumeAttributes':{'projections':'" + projections + "'}}}";
+    }
 
     static String mount(String path) {
-        return "{'name':'satoken-agent-tokens','readOnly':true,'mountPath':'" + path + "','subPathExpr':'$(POD_UID)'}";
+        return "{'name':'satoken-agent-tokens','readOnly':true,'mountPath':'" + path + "'}";
     }
 
     final AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().cache(account("default"));
     final PodMutation mutation = ServiceAccountAdmissionTest.mutation(accounts, TokenVolume.PROJECTED, false);
 
     @Test
-    void annotated_pod_gets_volume_mount_and_env_in_init_and_regular_containers() throws Exception {
+    void annotated_pod_gets_the_csi_volume_and_a_read_only_mount_in_init_and_regular_containers() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','automountServiceAccountToken':false,"
                 + "'initContainers':[{'name':'init','image':'i'}],'containers':[{'name':'app','image':'i',"
                 + "'env':[{'name':'A','value':'1'}]}],'ephemeralContainers':[{'name':'e','image':'i'}]}");
@@ -44,9 +55,24 @@ class AgentTokenInjectionTest {
 
         assertThat(result.get("spec")).isEqualTo(jackson("{'serviceAccountName':'default',"
                 + "'automountServiceAccountToken':false,'initContainers':[{'name':'init','image':'i','volumeMounts':["
-                + mount("/var/run/secrets/satoken") + "],'env':[" + ENV + "]}],'containers':[{'name':'app','image':'i',"
-                + "'env':[{'name':'A','value':'1'}," + ENV + "],'volumeMounts':[" + mount("/var/run/secrets/satoken")
-                + "]}],'ephemeralContainers':[{'name':'e','image':'i'}],'volumes':[" + VOLUME + "]}"));
+                + mount("/var/run/secrets/satoken") + "]}],'containers':[{'name':'app','image':'i',"
+                + "'env':[{'name':'A','value':'1'}],'volumeMounts':[" + mount("/var/run/secrets/satoken") + "]}],"
+                + "'ephemeralContainers':[{'name':'e','image':'i'}],'volumes':[" + volume(PROJECTIONS) + "]}"));
+    }
+
+    @Test
+    void volume_attribute_is_the_annotation_verbatim_so_the_agent_parses_what_the_webhook_checked() throws Exception {
+        String yaml = "- path: vault/token\\n  audience: vault\\n- path: sts/token\\n  audience: sts.amazonaws.com\\n"
+                + "  expirationSeconds: 7200\\n";
+        JsonObject pod = pod("{'satoken.io/projections':'" + yaml + "'}", "{'serviceAccountName':'default',"
+                + "'automountServiceAccountToken':false,'containers':[{'name':'app','image':'i'}]}");
+
+        JsonNode result = admitTwice(pod);
+
+        assertThat(result.at("/spec/volumes/0/csi/volumeAttributes/projections").asText())
+                .isEqualTo(result.at("/metadata/annotations/satoken.io~1projections").asText())
+                .contains("sts/token\n  audience: sts.amazonaws.com\n  expirationSeconds: 7200\n");
+        assertThat(result.at("/spec/volumes/0/csi/volumeAttributes").size()).isEqualTo(1);
     }
 
     @Test
@@ -68,8 +94,38 @@ class AgentTokenInjectionTest {
 
         assertThat(result.at("/spec/serviceAccountName").asText()).isEqualTo("default");
         assertThat(result.at("/spec/volumes/0/name").asText()).isEqualTo("kube-api-access-bcdfg");
-        assertThat(result.at("/spec/volumes/1")).isEqualTo(jackson(VOLUME));
+        assertThat(result.at("/spec/volumes/1")).isEqualTo(jackson(volume(PROJECTIONS)));
         assertThat(result.at("/spec/containers/0/volumeMounts/1")).isEqualTo(jackson(mount("/var/run/secrets/satoken")));
+    }
+
+    @Test
+    void container_added_by_a_later_webhook_gets_the_mount_on_reinvocation_and_the_volume_is_not_added_twice()
+            throws Exception {
+        JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','automountServiceAccountToken':false,"
+                + "'containers':[{'name':'app','image':'i'}]}");
+        JsonNode first = patched(pod, mutation.review(podCreate(pod)));
+        ((ArrayNode) first.at("/spec/containers")).add(jackson("{'name':'sidecar','image':'s'}"));
+
+        Verdict again = mutation.review(podCreate(gson(first)));
+
+        assertThat(again.allowed()).as(again.message()).isTrue();
+        assertThat(again.patch()).hasSize(1);
+        JsonNode second = patched(gson(first), again);
+        assertThat(second.at("/spec/containers/1/volumeMounts")).isEqualTo(jackson("[" + mount("/var/run/secrets/satoken")
+                + "]"));
+        assertThat(second.at("/spec/volumes")).isEqualTo(jackson("[" + volume(PROJECTIONS) + "]"));
+    }
+
+    @Test
+    void pod_that_spells_out_the_webhooks_own_volume_gets_only_the_mounts() throws Exception {
+        JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','automountServiceAccountToken':false,"
+                + "'containers':[{'name':'app','image':'i'}],'volumes':[" + volume(PROJECTIONS) + "]}");
+
+        JsonNode result = admitTwice(pod);
+
+        assertThat(result.at("/spec/volumes")).isEqualTo(jackson("[" + volume(PROJECTIONS) + "]"));
+        assertThat(result.at("/spec/containers/0/volumeMounts")).isEqualTo(jackson("[" + mount("/var/run/secrets/satoken")
+                + "]"));
     }
 
     @Test
@@ -92,18 +148,6 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void pod_uid_set_by_the_pod_is_refused_because_it_would_pick_another_pods_directory() throws Exception {
-        JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i','env':[{'name':'POD_UID',"
-                + "'value':'0d6f1e9a-other-pod'}]}]}");
-
-        Verdict verdict = mutation.review(podCreate(pod));
-
-        assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).isEqualTo("spec.containers[0].env[POD_UID]: must come from the downward API "
-                + "field metadata.uid, because it selects the pod's token directory");
-    }
-
-    @Test
     void mount_path_taken_by_another_volume_is_refused() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i','volumeMounts':[{'name':'x',"
                 + "'mountPath':'/var/run/secrets/satoken'}]}],'volumes':[{'name':'x','emptyDir':{}}]}");
@@ -115,34 +159,64 @@ class AgentTokenInjectionTest {
                 + "already the mount path of volume x");
     }
 
-    @Test
-    void reserved_volume_name_with_another_source_is_refused() throws Exception {
-        JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}],'volumes':[{'name':"
-                + "'satoken-agent-tokens','hostPath':{'path':'/etc'}}]}");
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"{'hostPath':{'path':'/var/lib/kubelet/pods'}}", "{'emptyDir':{}}",
+        "{'csi':{'driver':'secrets-store.csi.k8s.io','readOnly':true}}"})
+    void reserved_volume_name_with_another_source_is_refused(String source) throws Exception {
+        ObjectNode volume = (ObjectNode) jackson(source);
+        volume.put("name", "satoken-agent-tokens");
+        JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}],'volumes':["
+                + volume.toString().replace('"', '\'') + "]}");
 
         Verdict verdict = mutation.review(podCreate(pod));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).contains("spec.volumes[satoken-agent-tokens]");
+        assertThat(verdict.code()).isEqualTo(422);
+        assertThat(verdict.message()).isEqualTo("spec.volumes[satoken-agent-tokens]: the name is reserved for the "
+                + "agent's token volume (csi driver tokens.satoken.io)");
     }
 
     @Test
-    void relative_or_dotted_mount_path_is_refused() throws Exception {
-        for (String path : new String[] {"tokens", "/a/../etc", "/", ""}) {
-            JsonObject pod = pod("{'satoken.io/projections':'[{path: t}]','satoken.io/mount-path':'" + path + "'}",
-                    "{'containers':[{'name':'app','image':'i'}]}");
+    void reserved_volume_asking_for_other_tokens_than_the_annotation_is_refused() throws Exception {
+        JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}],'volumes':["
+                + volume("[{path: vault/token, audience: other}]") + "]}");
 
-            Verdict verdict = mutation.review(podCreate(pod));
+        Verdict verdict = mutation.review(podCreate(pod));
 
-            assertThat(verdict.allowed()).as(path).isFalse();
-            assertThat(verdict.message()).as(path).startsWith("satoken.io/mount-path: must");
-        }
+        assertThat(verdict.allowed()).isFalse();
+        assertThat(verdict.message()).startsWith("spec.volumes[satoken-agent-tokens].csi: must be {driver: "
+                + "tokens.satoken.io, readOnly: true, volumeAttributes: {projections: <the satoken.io/projections "
+                + "annotation>}}");
+    }
+
+    @Test
+    void writable_reserved_volume_is_refused() throws Exception {
+        JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}],'volumes':["
+                + volume(PROJECTIONS).replace("'readOnly':true", "'readOnly':false") + "]}");
+
+        Verdict verdict = mutation.review(podCreate(pod));
+
+        assertThat(verdict.allowed()).isFalse();
+        assertThat(verdict.message()).startsWith("spec.volumes[satoken-agent-tokens].csi: must be");
+    }
+
+    @ParameterizedTest(name = "\"{0}\"")
+    @ValueSource(strings = {"tokens", "/a/../etc", "/", ""})
+    void relative_or_dotted_mount_path_is_refused(String path) throws Exception {
+        JsonObject pod = pod("{'satoken.io/projections':'[{path: t}]','satoken.io/mount-path':'" + path + "'}",
+                "{'containers':[{'name':'app','image':'i'}]}");
+
+        Verdict verdict = mutation.review(podCreate(pod));
+
+        assertThat(verdict.allowed()).isFalse();
+        assertThat(verdict.message()).startsWith("satoken.io/mount-path: must");
     }
 
     @Test
     void pods_without_the_annotation_and_mirror_pods_are_not_injected() throws Exception {
         JsonObject plain = pod("{'automountServiceAccountToken':false,'serviceAccountName':'default',"
                 + "'containers':[{'name':'app','image':'i'}]}");
+        // AD-2: a mirror pod is the kubelet's own copy of a static pod; it is never mutated
         JsonObject mirror = pod("{'kubernetes.io/config.mirror':'x','satoken.io/projections':'[{path: t}]'}",
                 "{'containers':[{'name':'app','image':'i'}]}");
 
@@ -150,7 +224,18 @@ class AgentTokenInjectionTest {
         assertThat(mutation.review(podCreate(mirror)).patch()).isNull();
     }
 
-    /** Admits, applies the patch, and checks that admitting the result again adds nothing. */
+    @Test
+    void ephemeral_container_update_is_not_injected() throws Exception {
+        JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','containers':[{'name':'app','image':'i'}],"
+                + "'ephemeralContainers':[{'name':'debug','image':'i'}]}");
+
+        Verdict verdict = mutation.review(request("UPDATE", "pods", "ephemeralcontainers", pod));
+
+        assertThat(verdict.allowed()).as(verdict.message()).isTrue();
+        assertThat(verdict.patch()).isNull();
+    }
+
+    /** Admits, applies the patch, and checks that admitting the result again adds nothing (AD-7a). */
     private JsonNode admitTwice(JsonObject pod) throws Exception {
         Verdict verdict = mutation.review(podCreate(pod));
         assertThat(verdict.allowed()).as(verdict.message()).isTrue();

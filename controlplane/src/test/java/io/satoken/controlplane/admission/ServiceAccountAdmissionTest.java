@@ -16,7 +16,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
-import java.nio.file.Path;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -339,6 +338,6 @@ class ServiceAccountAdmissionTest {
         ServiceAccountAdmission.TokenSecrets tokens = account -> account.getSecrets() == null ? Optional.empty()
                 : account.getSecrets().stream().map(ref -> ref.getName()).filter(n -> n.contains("-token-")).findFirst();
         return new PodMutation(new ServiceAccountAdmission(accounts.lookup(), volume, tokens, limit, () -> "bcdfg"),
-                new AgentTokenInjection(Path.of("/var/lib/satoken")));
+                new AgentTokenInjection());
     }
 }

@@ -88,9 +88,10 @@ class RunCommandTest {
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
                         "--agent-service-account=satoken-agent"),
                         "--agent-service-account: expected NAMESPACE/NAME, got \"satoken-agent\""),
-                new Case("relative agent root", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
-                        "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--agent-root-dir=var/lib"),
-                        "--agent-root-dir: must be an absolute path, got \"var/lib\""));
+                // the hostPath delivery it configured is gone: an old Deployment's flag is named, not ignored
+                new Case("agent root dir of the removed hostPath delivery", List.of("--controllers=-*",
+                        "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
+                        "--agent-root-dir=/var/lib/satoken"), "Unknown option: '--agent-root-dir=/var/lib/satoken'"));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -63,8 +63,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code controlplane/deploy/} against a real API server: the RBAC it grants is enough for every controller
  * (run as that ServiceAccount, with leader election and v1.17 auto-create so every verb is used) and for the
  * admission webhook's reads; the Deployment, its pod (under the namespace's restricted Pod Security level),
- * the webhook's Service and its two webhook configurations pass server-side validation; and the files agree
- * with each other and with the code on names, ports and paths.
+ * the webhook's Service and its two webhook configurations pass server-side validation; the files agree
+ * with each other and with the code on names, ports and paths; and the agent's consumer example, the pod
+ * users copy, meets the restricted level enforced here.
  */
 @RequiresKubeApiServer
 class DeployManifestsIT {
@@ -157,13 +158,33 @@ class DeployManifestsIT {
         assertThat(dryRun.getSpec().getSecurityContext().getFsGroup()).isEqualTo(65532L);
         assertThat(dryRun.getSpec().getContainers().get(0).getVolumeMounts())
                 .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/var/run/secrets/kubernetes.io/serviceaccount"));
-        // the level is really enforced here: the agent's kind of volume is refused
+        // the level is really enforced here: a hostPath volume is refused
         pod.getSpec().addVolumesItem(new V1Volume().name("host").hostPath(new V1HostPathVolumeSource().path("/var")));
         assertThatThrownBy(() -> core.createNamespacedPod(NS, pod).dryRun("All").execute())
                 .isInstanceOfSatisfying(ApiException.class, e -> {
                     assertThat(e.getCode()).isEqualTo(403);
                     assertThat(e.getResponseBody()).contains("restricted");
                 });
+    }
+
+    /**
+     * The agent's consumer example (the pod the README deploys, asking for tokens with a CSI inline volume)
+     * is admitted in a namespace enforcing the restricted level, as this namespace does.
+     */
+    @Test
+    void agentConsumerExampleMeetsTheRestrictedLevel(KubeApiServer server) throws Exception {
+        Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
+        CoreV1Api core = new CoreV1Api(server.adminClient());
+        V1Pod consumer = (V1Pod) Yaml.loadAll(AGENT_DEPLOY.resolve("examples/consumer.yaml").toFile()).get(0);
+        consumer.getMetadata().namespace(NS);
+        consumer.getSpec().overhead(null);
+
+        V1Pod dryRun = core.createNamespacedPod(NS, consumer).dryRun("All").execute();
+
+        assertThat(dryRun.getSpec().getVolumes()).anySatisfy(v -> {
+            assertThat(v.getCsi().getDriver()).isEqualTo("tokens.satoken.io");
+            assertThat(v.getHostPath()).isNull();
+        });
     }
 
     @Test
