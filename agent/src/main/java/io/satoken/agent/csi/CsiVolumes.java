@@ -93,7 +93,8 @@ public final class CsiVolumes implements RefreshListener {
     /**
      * Publishes a volume; see the class comment for the steps.
      *
-     * @return completes when every file is written, or fails with a {@link CsiException}
+     * @return completes when every file is written, or fails with a {@link CsiException} (wrapped in a
+     *     {@link java.util.concurrent.CompletionException}); each call gets its own future
      * @throws CsiException when the request itself is refused (bad id, path or attributes; pod not found)
      */
     public CompletableFuture<Void> publish(String volumeId, String targetPath, Map<String, String> attributes)
@@ -113,7 +114,7 @@ public final class CsiVolumes implements RefreshListener {
                     throw new CsiException(Status.Code.ALREADY_EXISTS, "volume " + volumeId
                             + " is already published at " + existing.target + ", not at " + target);
                 }
-                return existing.firstWrite;
+                return existing.firstWrite.copy();
             }
             entry = new Entry(target);
             volumes.put(volumeId, entry);
@@ -141,7 +142,9 @@ public final class CsiVolumes implements RefreshListener {
             abandon(volumeId, entry, failure);
             throw failure;
         }
-        return entry.firstWrite;
+        // A copy: a caller that gives up waiting (the CSI server's orTimeout completes the future it is
+        // given) must not fail the volume itself, or every retry of the kubelet would get that failure.
+        return entry.firstWrite.copy();
     }
 
     /** Unpublishes a volume: stops its refresh, unmounts it, removes its directory and record. Idempotent. */

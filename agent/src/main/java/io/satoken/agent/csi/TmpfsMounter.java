@@ -48,7 +48,8 @@ public final class TmpfsMounter implements Mounter {
             // id parent major:minor root mount-point options [optional...] - fstype source super-options
             String[] fields = line.split(" ");
             int dash = List.of(fields).indexOf("-");
-            if (fields.length < 5 || dash < 0 || dash + 2 >= fields.length) {
+            // the six fields up to the options come before the separator, fstype and source after it
+            if (dash < 6 || dash + 2 >= fields.length) {
                 continue;
             }
             if ("tmpfs".equals(fields[dash + 1]) && SOURCE.equals(fields[dash + 2])) {

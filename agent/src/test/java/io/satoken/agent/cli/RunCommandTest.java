@@ -42,16 +42,28 @@ class RunCommandTest {
     }
 
     @Test
-    void podModeWithoutANodeName_exits2() throws Exception {
-        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: pods\n");
+    void csiModeWithoutANodeName_exits2() throws Exception {
+        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: csi\n");
         Result r = run("run", "--config", config.toString(), "--node-name", "");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("--node-name", "NODE_NAME");
+        assertThat(r.err()).contains("CSI mode", "--node-name", "NODE_NAME");
+    }
+
+    @Test
+    void removedPodMode_exits2NamingCsiMode() throws Exception {
+        // the hostPath delivery is gone; an old DaemonSet config must say what replaced it, not start
+        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: pods\nrootDir: /var/lib/satoken\n");
+        Result r = run("run", "--config", config.toString(), "--node-name", "node-a");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).startsWith("satoken-agent run: --config " + config + ": ")
+                .contains("mode: \"pods\" (hostPath delivery) was removed: use \"csi\"", "tokens.satoken.io",
+                        "rootDir: no longer exists");
+        assertThat(r.err().lines()).hasSize(1);
     }
 
     @Test
     void badMetricsAddressOrRateLimit_exits2() throws Exception {
-        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: pods\n");
+        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: csi\n");
         assertThat(run("run", "--config", config.toString(), "--metrics-address", "9810").err())
                 .contains("--metrics-address: expected HOST:PORT");
         Result r = run("run", "--config", config.toString(), "--qps", "0");

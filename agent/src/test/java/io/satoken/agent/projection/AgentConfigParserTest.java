@@ -21,8 +21,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class AgentConfigParserTest {
 
     private static final String FULL = """
-            mode: static              # pods | static | both
-            rootDir: /var/lib/satoken
+            mode: static              # csi | static | both
+            kubeletDir: /var/lib/k8s/kubelet
             projections:
               - namespace: monitoring
                 serviceAccount: node-exporter
@@ -58,7 +58,7 @@ class AgentConfigParserTest {
         AgentConfig config = AgentConfigParser.parse(FULL);
 
         assertThat(config.mode()).isEqualTo(Mode.STATIC);
-        assertThat(config.rootDir()).isEqualTo(Path.of("/var/lib/satoken"));
+        assertThat(config.kubeletDir()).isEqualTo(Path.of("/var/lib/k8s/kubelet"));
         assertThat(config.projections()).containsExactly(new StaticProjection("monitoring", "node-exporter",
                 List.of("https://vault.example.com"), 3600, Path.of("/var/run/satoken/node-exporter"), "token",
                 0600, 65534, 65534));
@@ -68,21 +68,29 @@ class AgentConfigParserTest {
     void parse_defaults() throws InvalidConfigException {
         AgentConfig config = AgentConfigParser.parse(bare("namespace: ns\nserviceAccount: sa\ndir: /run/t"));
 
-        assertThat(config.rootDir()).isEqualTo(AgentConfig.DEFAULT_ROOT_DIR);
+        assertThat(config.kubeletDir()).isEqualTo(Path.of("/var/lib/kubelet"));
         // audiences absent: the API server's own (null, not empty); PV-2 lifetime; host files 0600
         assertThat(config.projections()).containsExactly(
                 new StaticProjection("ns", "sa", null, 3600, Path.of("/run/t"), "token", 0600, null, null));
     }
 
     @Test
-    void parse_podsMode_needsNoProjections() throws InvalidConfigException {
-        AgentConfig config = AgentConfigParser.parse("mode: pods\nrootDir: /srv/satoken/\nprojections: []\n");
+    void parse_csiMode_needsNoProjections() throws InvalidConfigException {
+        AgentConfig config = AgentConfigParser.parse("mode: csi\nkubeletDir: /srv/kubelet/\nprojections: []\n");
 
-        assertThat(config.mode()).isEqualTo(Mode.PODS);
-        assertThat(config.rootDir()).isEqualTo(Path.of("/srv/satoken"));
-        assertThat(config.podsDir()).isEqualTo(Path.of("/srv/satoken/pods"));
+        assertThat(config.mode()).isEqualTo(Mode.CSI);
+        assertThat(config.kubeletDir()).isEqualTo(Path.of("/srv/kubelet"));
+        assertThat(config.podsDir()).isEqualTo(Path.of("/srv/kubelet/pods"));
         assertThat(config.projections()).isEmpty();
         assertThat(config.staticDirectories()).isEmpty();
+    }
+
+    @Test
+    void parse_csiMode_defaultsToTheKubeletsUsualDir() throws InvalidConfigException {
+        AgentConfig config = AgentConfigParser.parse("mode: csi\n");
+
+        assertThat(config.kubeletDir()).isEqualTo(Path.of("/var/lib/kubelet"));
+        assertThat(config.podsDir()).isEqualTo(Path.of("/var/lib/kubelet/pods"));
     }
 
     @Test
@@ -97,8 +105,8 @@ class AgentConfigParserTest {
 
     @Test
     void mode_says_whichSourcesRun() {
-        assertThat(Stream.of(Mode.values()).map(m -> m + ":" + m.pods() + "," + m.statics()))
-                .containsExactly("PODS:true,false", "STATIC:false,true", "BOTH:true,true");
+        assertThat(Stream.of(Mode.values()).map(m -> m + ":" + m.csi() + "," + m.statics()))
+                .containsExactly("CSI:true,false", "STATIC:false,true", "BOTH:true,true");
     }
 
     static Stream<Rejected> rules() {
@@ -115,31 +123,43 @@ class AgentConfigParserTest {
                 new Rejected("a scalar", "static", "config: must be a map, got \"static\""),
                 new Rejected("not YAML", "mode: [static\n", "config: could not be parsed as YAML or JSON: "
                         + "expected ',' or ']', but got <stream end> (line 2, column 1)"),
-                new Rejected("duplicate key", "mode: static\nmode: pods\n",
+                new Rejected("duplicate key", "mode: static\nmode: csi\n",
                         "config: could not be parsed as YAML or JSON: found duplicate key mode (line 2, column 1)"),
-                new Rejected("unknown top-level key", "mode: pods\nrootdir: /x\n",
-                        "top level: unknown key \"rootdir\" (known keys: mode, rootDir, projections)"),
+                new Rejected("unknown top-level key", "mode: csi\nkubeletdir: /x\n",
+                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, rootDir)"),
                 // mode
-                new Rejected("mode missing", "rootDir: /x\n", "mode: Required value"),
+                new Rejected("mode missing", "kubeletDir: /x\n", "mode: Required value"),
                 new Rejected("mode unknown", "mode: daemonset\n",
-                        "mode: must be one of \"pods\", \"static\", \"both\", got \"daemonset\""),
+                        "mode: must be one of \"csi\", \"static\", \"both\", got \"daemonset\""),
                 new Rejected("mode is case-sensitive", "mode: Static\n",
-                        "mode: must be one of \"pods\", \"static\", \"both\", got \"Static\""),
+                        "mode: must be one of \"csi\", \"static\", \"both\", got \"Static\""),
+                // the hostPath delivery is gone: the messages say what replaced it
+                new Rejected("mode pods was removed", "mode: pods\n", "mode: \"pods\" (hostPath delivery) was removed:"
+                        + " use \"csi\", and give pods a CSI volume of driver tokens.satoken.io, got \"pods\""),
+                new Rejected("rootDir was removed", "mode: csi\nrootDir: /var/lib/satoken\n", "rootDir: no longer exists:"
+                        + " pods get their tokens through CSI volumes (mode: csi) under kubeletDir, and static projections"
+                        + " name their own dir"),
+                new Rejected("an old pods-mode config names both", "mode: pods\nrootDir: /var/lib/satoken\n",
+                        "mode: \"pods\" (hostPath delivery) was removed: use \"csi\", and give pods a CSI volume of"
+                                + " driver tokens.satoken.io, got \"pods\"; rootDir: no longer exists: pods get their"
+                                + " tokens through CSI volumes (mode: csi) under kubeletDir, and static projections name"
+                                + " their own dir"),
                 new Rejected("mode not a string", "mode: 1\n", "mode: must be a string, got 1"),
-                // rootDir
-                new Rejected("rootDir relative", "mode: pods\nrootDir: var/lib\n",
-                        "rootDir: must be an absolute path, got \"var/lib\""),
-                new Rejected("rootDir empty", "mode: pods\nrootDir: ''\n", "rootDir: must be an absolute path, got \"\""),
-                new Rejected("rootDir not normalized", "mode: pods\nrootDir: /var/lib/../tmp\n",
-                        "rootDir: must be normalized (no '.' or '..' elements), got \"/var/lib/../tmp\""),
-                new Rejected("rootDir a list", "mode: pods\nrootDir: [/a]\n", "rootDir: must be a string, got a list"),
+                // kubeletDir
+                new Rejected("kubeletDir relative", "mode: csi\nkubeletDir: var/lib\n",
+                        "kubeletDir: must be an absolute path, got \"var/lib\""),
+                new Rejected("kubeletDir empty", "mode: csi\nkubeletDir: ''\n",
+                        "kubeletDir: must be an absolute path, got \"\""),
+                new Rejected("kubeletDir not normalized", "mode: csi\nkubeletDir: /var/lib/../tmp\n",
+                        "kubeletDir: must be normalized (no '.' or '..' elements), got \"/var/lib/../tmp\""),
+                new Rejected("kubeletDir a list", "mode: csi\nkubeletDir: [/a]\n", "kubeletDir: must be a string, got a list"),
                 // projections and mode
                 new Rejected("static without projections", "mode: static\n",
                         "projections: Required value: mode \"static\" needs at least one projection"),
                 new Rejected("both with no projections", "mode: both\nprojections: []\n",
                         "projections: Required value: mode \"both\" needs at least one projection"),
-                new Rejected("pods with projections", "mode: pods\nprojections:\n  - {namespace: ns, serviceAccount: sa,"
-                        + " dir: /run/t}\n", "projections: must be empty when mode is \"pods\", got 1 entry"),
+                new Rejected("csi with projections", "mode: csi\nprojections:\n  - {namespace: ns, serviceAccount: sa,"
+                        + " dir: /run/t}\n", "projections: must be empty when mode is \"csi\", got 1 entry"),
                 new Rejected("projections a map", "mode: static\nprojections: {namespace: ns}\n",
                         "projections: must be a list of maps, got a map"),
                 new Rejected("projection a string", "mode: static\nprojections: [x]\n",
@@ -192,11 +212,12 @@ class AgentConfigParserTest {
                         p0 + "dir: must be normalized (no '.' or '..' elements), got \"/run/t/..\""),
                 new Rejected("dir with NUL", bare("namespace: ns\nserviceAccount: sa\ndir: \"/run/\\0t\""),
                         p0 + "dir: must be a valid path (Nul character not allowed), got \"/run/\\u0000t\""),
-                new Rejected("dir inside the pods dir", bare("namespace: ns\nserviceAccount: sa\ndir: /var/lib/satoken/pods/x"),
-                        p0 + "dir: must not be inside \"/var/lib/satoken/pods\", where pod mode writes,"
-                                + " got \"/var/lib/satoken/pods/x\""),
-                new Rejected("dir is the pods dir", "rootDir: /srv\n" + bare("namespace: ns\nserviceAccount: sa\ndir: /srv/pods/"),
-                        p0 + "dir: must not be inside \"/srv/pods\", where pod mode writes, got \"/srv/pods/\""),
+                new Rejected("dir inside the kubelet's dir", bare("namespace: ns\nserviceAccount: sa\ndir: /var/lib/kubelet/x"),
+                        p0 + "dir: must not be inside \"/var/lib/kubelet\", the kubelet's directory,"
+                                + " got \"/var/lib/kubelet/x\""),
+                new Rejected("dir is the configured kubelet dir", "kubeletDir: /srv\n"
+                        + bare("namespace: ns\nserviceAccount: sa\ndir: /srv/"),
+                        p0 + "dir: must not be inside \"/srv\", the kubelet's directory, got \"/srv/\""),
                 new Rejected("dir inside another", "mode: static\nprojections:\n"
                         + "  - {namespace: ns, serviceAccount: sa, dir: /run/a}\n"
                         + "  - {namespace: ns, serviceAccount: sa, dir: /run/a/b}\n",
@@ -223,7 +244,7 @@ class AgentConfigParserTest {
                 new Rejected("gid a string", entry("gid: nobody"), p0 + "gid: must be an integer, got \"nobody\""),
                 // all at once
                 new Rejected("several errors", "mode: static\nextra: 1\nprojections:\n  - {namespace: NS, dir: rel}\n",
-                        "top level: unknown key \"extra\" (known keys: mode, rootDir, projections); "
+                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, rootDir); "
                                 + p0 + "namespace: " + label + ", got \"NS\"; "
                                 + p0 + "serviceAccount: Required value; "
                                 + p0 + "dir: must be an absolute path, got \"rel\""));

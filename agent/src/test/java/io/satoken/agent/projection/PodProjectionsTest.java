@@ -23,11 +23,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** A pod's token directory: PV-14 keys and the PV-16..PV-18 mode and owner rule. */
+/** A CSI volume's token files: PV-14 keys bound to the kubelet's pod, and the PV-16..PV-18 mode and owner rule. */
 class PodProjectionsTest {
 
-    private static final Path ROOT = Path.of("/var/lib/satoken");
     private static final String UID = "0b7e6f0a-1111-2222-3333-444455556666";
+    /** Who the kubelet says asks: the pod info of NodePublishVolume. */
+    private static final PodIdentity WEB = new PodIdentity("shop", "web-0", UID, "web");
 
     private static V1Pod pod(UnaryOperator<V1PodSpec> spec) {
         return new V1Pod()
@@ -120,8 +121,8 @@ class PodProjectionsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("modeAndOwner")
-    void directory_modeAndOwner(Case c) {
-        Projection p = PodProjections.directory(pod(c.pod()), List.of(c.spec()), ROOT).projections().get(0);
+    void projections_modeAndOwner(Case c) {
+        Projection p = PodProjections.projections(WEB, pod(c.pod()), List.of(c.spec())).get(0);
 
         assertThat(Integer.toOctalString(p.mode())).isEqualTo(Integer.toOctalString(c.mode()));
         assertThat(p.uid()).isEqualTo(c.uid());
@@ -129,64 +130,74 @@ class PodProjectionsTest {
     }
 
     @Test
-    void directory_isThePodsOwn() {
-        TokenDirectory dir = PodProjections.directory(pod(s -> s), List.of(ProjectionSpec.of("a/token")), ROOT);
+    void projections_keepPathsInOrder() {
+        List<Projection> files = PodProjections.projections(WEB, pod(s -> s),
+                List.of(ProjectionSpec.of("a/token"), ProjectionSpec.of("b")));
 
-        assertThat(dir.name()).isEqualTo("pod:" + UID);
-        assertThat(dir.dir()).isEqualTo(Path.of("/var/lib/satoken/pods", UID));
-        assertThat(dir.projections()).extracting(Projection::path).containsExactly("a/token");
+        assertThat(files).extracting(Projection::path).containsExactly("a/token", "b");
     }
 
     @Test
-    void directory_keyIsBoundToThePod() {
+    void projections_keyIsBoundToThePod() {
         // PV-14
-        TokenDirectory dir = PodProjections.directory(pod(s -> s),
-                List.of(new ProjectionSpec("t", "https://vault", 7200, null, null, null)), ROOT);
+        List<Projection> files = PodProjections.projections(WEB, pod(s -> s),
+                List.of(new ProjectionSpec("t", "https://vault", 7200, null, null, null)));
 
-        assertThat(dir.projections().get(0).key()).isEqualTo(new TokenKey("shop", "web", List.of("https://vault"), 7200,
+        assertThat(files.get(0).key()).isEqualTo(new TokenKey("shop", "web", List.of("https://vault"), 7200,
                 BoundObjectRef.pod("web-0", UID)));
     }
 
     @Test
-    void directory_noAudience_sendsNullNotAnEmptyList() throws InvalidProjectionException {
+    void projections_identityComesFromTheKubelet_notFromThePodObject() {
+        // the API's copy of the pod is read for its securityContext only: a different ServiceAccount, name,
+        // namespace or uid in it changes nothing about whom the token is for
+        PodIdentity kubelets = new PodIdentity("kubelets-ns", "kubelets-pod", "kubelets-uid", "kubelets-sa");
+        V1Pod other = pod(s -> s.serviceAccountName("admin"))
+                .metadata(new V1ObjectMeta().name("other").namespace("kube-system").uid("other-uid"));
+
+        TokenKey key = PodProjections.projections(kubelets, other, List.of(ProjectionSpec.of("t"))).get(0).key();
+
+        assertThat(key).isEqualTo(new TokenKey("kubelets-ns", "kubelets-sa", null, 3600,
+                BoundObjectRef.pod("kubelets-pod", "kubelets-uid")));
+    }
+
+    @Test
+    void projections_noAudience_sendsNullNotAnEmptyList() throws InvalidProjectionException {
         // PV-14: an empty audience is no audiences at all, so the API server uses its own
         List<ProjectionSpec> specs = ProjectionAnnotation.parse("- {path: a, audience: ''}\n- {path: b}\n");
 
-        TokenDirectory dir = PodProjections.directory(pod(s -> s), specs, ROOT);
+        List<Projection> files = PodProjections.projections(WEB, pod(s -> s), specs);
 
-        assertThat(dir.projections()).extracting(p -> p.key().audiences()).containsExactly(null, null);
-        assertThat(dir.keys()).hasSize(1);
+        assertThat(files).extracting(p -> p.key().audiences()).containsExactly(null, null);
+        assertThat(new TokenDirectory("d", Path.of("/d"), files).keys()).hasSize(1);
     }
 
     @Test
-    void directory_withoutServiceAccountName_usesDefault() {
-        for (String name : new String[] {null, ""}) {
-            V1Pod pod = pod(s -> s.serviceAccountName(name));
-
-            TokenKey key = PodProjections.directory(pod, List.of(ProjectionSpec.of("t")), ROOT).projections().get(0).key();
-
-            assertThat(key.serviceAccount()).as("serviceAccountName %s", name).isEqualTo("default");
-        }
-    }
-
-    @Test
-    void directory_sameRequest_sharesOneKey() {
-        TokenDirectory dir = PodProjections.directory(pod(s -> s), List.of(
+    void projections_sameRequest_sharesOneKey() {
+        List<Projection> files = PodProjections.projections(WEB, pod(s -> s), List.of(
                 new ProjectionSpec("a", "x", 3600, null, null, null),
                 new ProjectionSpec("b", "x", 3600, 0400, null, null),
-                new ProjectionSpec("c", "x", 600, null, null, null)), ROOT);
+                new ProjectionSpec("c", "x", 600, null, null, null)));
 
-        assertThat(dir.keys()).extracting(TokenKey::expirationSeconds).containsExactly(3600L, 600L);
+        assertThat(files).extracting(p -> p.key().expirationSeconds()).containsExactly(3600L, 3600L, 600L);
+        assertThat(files.get(0).key()).isEqualTo(files.get(1).key());
     }
 
     @Test
-    void directory_withoutSpec_hasNoFsIds() {
-        V1Pod pod = new V1Pod().metadata(new V1ObjectMeta().name("p").namespace("n").uid("u"));
+    void projections_podWithoutSpec_hasNoFsIds() {
+        // PV-1
+        V1Pod pod = new V1Pod().metadata(new V1ObjectMeta().name("web-0").namespace("shop").uid(UID));
 
-        Projection p = PodProjections.directory(pod, List.of(ProjectionSpec.of("t")), ROOT).projections().get(0);
+        Projection p = PodProjections.projections(WEB, pod, List.of(ProjectionSpec.of("t"))).get(0);
 
         assertThat(p.mode()).isEqualTo(0644);
-        assertThat(p.key().serviceAccount()).isEqualTo("default");
+        assertThat(p.uid()).isNull();
+        assertThat(p.gid()).isNull();
+    }
+
+    @Test
+    void projections_noSpecs_noFiles() {
+        assertThat(PodProjections.projections(WEB, pod(s -> s), List.of())).isEmpty();
     }
 
     record BadPod(String name, V1Pod pod, String message) {
@@ -198,26 +209,21 @@ class PodProjectionsTest {
 
     static Stream<BadPod> badPods() {
         return Stream.of(
-                new BadPod("no uid", pod(s -> s).metadata(new V1ObjectMeta().name("p").namespace("n")),
-                        "metadata.uid: Required value"),
-                new BadPod("uid climbs out", pod(s -> s).metadata(new V1ObjectMeta().name("p").namespace("n").uid("../x")),
-                        "metadata.uid: must be a plain path element, got \"../x\""),
-                new BadPod("uid with a slash", pod(s -> s).metadata(new V1ObjectMeta().name("p").namespace("n").uid("a/b")),
-                        "metadata.uid: must be a plain path element, got \"a/b\""),
-                new BadPod("no name", pod(s -> s).metadata(new V1ObjectMeta().namespace("n").uid("u")),
-                        "metadata.name: Required value"),
-                new BadPod("no namespace", pod(s -> s).metadata(new V1ObjectMeta().name("p").uid("u")),
-                        "metadata.namespace: Required value"),
                 new BadPod("fsGroup beyond int", pod(s -> s.securityContext(podContext(null, 1L << 31))),
                         "spec.securityContext.fsGroup: must be between 0 and 2147483647, got 2147483648"),
+                new BadPod("fsGroup negative", pod(s -> s.securityContext(podContext(null, -5L))),
+                        "spec.securityContext.fsGroup: must be between 0 and 2147483647, got -5"),
                 new BadPod("runAsUser negative", pod(s -> s.addContainersItem(container("a", -1L))),
-                        "securityContext.runAsUser: must be between 0 and 2147483647, got -1"));
+                        "securityContext.runAsUser: must be between 0 and 2147483647, got -1"),
+                new BadPod("pod runAsUser beyond int", pod(s -> s.securityContext(podContext(1L << 32, null))
+                        .addContainersItem(container("a", null))),
+                        "securityContext.runAsUser: must be between 0 and 2147483647, got 4294967296"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("badPods")
-    void directory_badPod_rejected(BadPod c) {
-        assertThatThrownBy(() -> PodProjections.directory(c.pod(), List.of(ProjectionSpec.of("t")), ROOT))
+    void projections_idsOutOfRange_rejected(BadPod c) {
+        assertThatThrownBy(() -> PodProjections.projections(WEB, c.pod(), List.of(ProjectionSpec.of("t"))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(c.message());
     }

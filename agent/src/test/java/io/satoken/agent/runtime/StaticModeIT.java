@@ -43,7 +43,8 @@ class StaticModeIT {
         Files.writeString(configFile, yaml);
 
         try (AgentRuntime agent = new AgentRuntime(new AgentRuntime.Settings(AgentConfigParser.parse(yaml), configFile,
-                yaml.getBytes(StandardCharsets.UTF_8), null, new InetSocketAddress("127.0.0.1", 0), Optional.empty()),
+                yaml.getBytes(StandardCharsets.UTF_8), null, new InetSocketAddress("127.0.0.1", 0), Optional.empty(),
+                "test"),
                 new TokenRequestSource(server.clientFor(AgentRbac.token(server)), RateLimiter.defaults()), null)) {
             agent.start();
             Path token = dir.resolve("token");

@@ -13,12 +13,14 @@ import java.util.List;
 
 /**
  * A {@link TokenSource} that issues opaque tokens {@code token-<n>} valid for a fixed TTL from the
- * clock's now, records every call, and fails the calls it was told to fail.
+ * clock's now (or, when built on an issuer, that issuer's tokens), records every call, and fails the
+ * calls it was told to fail.
  */
 public final class ScriptedTokenSource implements TokenSource {
 
     private final InstantSource clock;
     private final Duration ttl;
+    private final TokenSource issuer;
     private final Deque<TokenSourceException> failures = new ArrayDeque<>();
     private final List<TokenKey> calls = new ArrayList<>();
     private boolean failAlways;
@@ -27,6 +29,14 @@ public final class ScriptedTokenSource implements TokenSource {
     public ScriptedTokenSource(InstantSource clock, Duration ttl) {
         this.clock = clock;
         this.ttl = ttl;
+        this.issuer = null;
+    }
+
+    /** Issues {@code issuer}'s tokens (a {@code LocalIssuer}'s real JWTs, say), scripted and counted as above. */
+    public ScriptedTokenSource(TokenSource issuer) {
+        this.clock = null;
+        this.ttl = null;
+        this.issuer = issuer;
     }
 
     /** The next calls fail with these, in order, before calls succeed again. */
@@ -59,6 +69,9 @@ public final class ScriptedTokenSource implements TokenSource {
             if (!failures.isEmpty()) {
                 throw failures.poll();
             }
+        }
+        if (issuer != null) {
+            return issuer.issue(key);
         }
         var now = clock.instant();
         return new IssuedToken("token-" + n, now, now.plus(ttl));

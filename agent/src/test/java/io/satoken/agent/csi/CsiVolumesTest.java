@@ -1,0 +1,613 @@
+package io.satoken.agent.csi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import io.grpc.Status;
+import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSecurityContext;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1SecurityContext;
+import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.refresh.Backoff;
+import io.satoken.agent.refresh.RefreshListener;
+import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.agent.testing.FakeClock;
+import io.satoken.agent.testing.FakeMounter;
+import io.satoken.agent.testing.FixedRandom;
+import io.satoken.agent.testing.MapPodReader;
+import io.satoken.agent.testing.PodInfo;
+import io.satoken.agent.testing.ScriptedTokenSource;
+import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.LocalIssuer;
+import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenKey;
+import io.satoken.agent.token.TokenSource;
+import io.satoken.agent.token.TokenSourceException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Publishing and unpublishing CSI volumes on a fake clock, a fake mounter (the "tmpfs" is a real temporary
+ * directory) and a map of pods: what is mounted, requested, written and remembered, and every refusal.
+ */
+class CsiVolumesTest {
+    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+    private static final String UID = "0b7e6f0a-1111-2222-3333-444455556666";
+    private static final String VOLUME = "csi-4f1c0e9d7a3b";
+    private static final PodIdentity WEB = new PodIdentity("shop", "web-0", UID, "app");
+    private static final BoundObjectRef BOUND = BoundObjectRef.pod("web-0", UID);
+    private static final String TWO_FILES = """
+            - {path: vault/token, audience: vault}
+            - {path: sts/token, audience: sts, expirationSeconds: 7200}
+            """;
+
+    @TempDir
+    Path kubeletDir;
+
+    private final FakeClock clock = new FakeClock(START);
+    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, Duration.ofHours(1));
+    private final FakeMounter mounter = new FakeMounter();
+    private final MapPodReader pods = new MapPodReader();
+    private final List<String> events = new ArrayList<>();
+    private Agent agent;
+
+    /**
+     * The parts AgentRuntime puts around CsiVolumes, on this test's clock, mounter and pods. A second one
+     * over the same directories and mounter is the agent after a restart.
+     */
+    private final class Agent implements AutoCloseable {
+        final TokenCache cache;
+        final RefreshScheduler scheduler;
+        final VolumeStore store = new VolumeStore(storeDir());
+        CsiVolumes volumes;
+        /** The publish being watched, and whether it had completed at each file written. */
+        CompletableFuture<Void> watched;
+        final List<Boolean> doneAtEachWrite = new ArrayList<>();
+
+        Agent(TokenSource tokens) throws IOException {
+            cache = new TokenCache(tokens, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+            scheduler = new RefreshScheduler(cache, clock,
+                    new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
+                    new RefreshListener() {
+                        @Override
+                        public void written(TokenDirectory dir, Projection projection, IssuedToken token,
+                                boolean rotation) {
+                            volumes.written(dir, projection, token, rotation);
+                            if (watched != null) {
+                                doneAtEachWrite.add(watched.isDone());
+                            }
+                        }
+
+                        @Override
+                        public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
+                                boolean serving) {
+                            volumes.fetchFailed(key, dirs, error, serving);
+                        }
+                    });
+            store.create();
+            volumes = new CsiVolumes(podsDir(), store, mounter, pods, scheduler,
+                    new TokenAdoption(cache, Optional.empty()), (pod, reason, message) -> events.add(
+                            pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName() + " " + reason + ": "
+                                    + message));
+        }
+
+        CompletableFuture<Void> publish(Path target, Map<String, String> attributes) throws CsiException {
+            return volumes.publish(VOLUME, target.toString(), attributes);
+        }
+
+        @Override
+        public void close() {
+            scheduler.close();
+        }
+    }
+
+    @BeforeEach
+    void start() throws IOException {
+        pods.put(pod(UID, s -> s));
+        agent = new Agent(source);
+    }
+
+    @AfterEach
+    void stop() {
+        agent.close();
+    }
+
+    private Path podsDir() {
+        return kubeletDir.resolve("pods");
+    }
+
+    private Path storeDir() {
+        return kubeletDir.resolve("plugins/tokens.satoken.io/volumes");
+    }
+
+    /** Where the kubelet asks for a pod's inline CSI volume. */
+    private Path target(String podUid, String volume) {
+        return podsDir().resolve(podUid).resolve("volumes/kubernetes.io~csi").resolve(volume).resolve("mount");
+    }
+
+    private Path target() {
+        return target(UID, "tokens");
+    }
+
+    /** The pod as the API server has it; its ServiceAccount is not the one the kubelet names, and must not matter. */
+    private static V1Pod pod(String uid, UnaryOperator<V1PodSpec> spec) {
+        return new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(uid))
+                .spec(spec.apply(new V1PodSpec().serviceAccountName("not-the-kubelets")
+                        .addContainersItem(new V1Container().name("app"))));
+    }
+
+    /** The kubelet's pod info for {@link #WEB}, then the pod's own attributes. */
+    private static Map<String, String> attributes(String... keyValues) {
+        return PodInfo.attributes(WEB, keyValues);
+    }
+
+    private static Status.Code codeOf(Throwable e) {
+        return ((CsiException) e).code();
+    }
+
+    private static CsiException failureOf(CompletableFuture<Void> future) {
+        assertThat(future).isCompletedExceptionally();
+        try {
+            future.get();
+            throw new AssertionError("not failed");
+        } catch (ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(CsiException.class);
+            return (CsiException) e.getCause();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    // --- publish
+
+    @Test
+    void publish_writesEveryFileBoundToTheKubeletsPod_andCompletesWhenAllAreWritten() throws Exception {
+        CompletableFuture<Void> published = agent.publish(target(), attributes("projections", TWO_FILES));
+        agent.watched = published;
+
+        assertThat(published).isNotDone();
+        assertThat(mounter.mounted()).containsExactly(target());
+        clock.runDue();
+
+        assertThat(published).isCompletedWithValue(null);
+        assertThat(agent.doneAtEachWrite).as("done after the first file? after the second?").containsExactly(false, true);
+        assertThat(Files.readString(target().resolve("vault/token"))).startsWith("token-");
+        assertThat(Files.readString(target().resolve("sts/token"))).startsWith("token-");
+        // PV-14: the ServiceAccount and binding of the kubelet's pod info, not of the pod object read from the API
+        assertThat(source.callKeys()).containsExactlyInAnyOrder(
+                new TokenKey("shop", "app", List.of("vault"), 3600, BOUND),
+                new TokenKey("shop", "app", List.of("sts"), 7200, BOUND));
+        assertThat(pods.reads()).containsExactly("shop/web-0");
+    }
+
+    @Test
+    void publish_recordsTheVolumeBeforeAnyToken() throws Exception {
+        agent.publish(target(), attributes("audience", "vault", "path", "a/token"));
+
+        assertThat(source.calls()).isZero();
+        assertThat(agent.store.loadAll()).containsExactly(new PublishedVolume(VOLUME, target(), WEB, List.of(
+                new Projection(new TokenKey("shop", "app", List.of("vault"), 3600, BOUND), "a/token", 0644, null, null))));
+    }
+
+    @Test
+    void publish_sameTargetAgain_isIdempotent() throws Exception {
+        CompletableFuture<Void> first = agent.publish(target(), attributes("audience", "vault"));
+        CompletableFuture<Void> retriedWhileWaiting = agent.publish(target(), attributes("audience", "vault"));
+        assertThat(retriedWhileWaiting).isNotDone();
+        clock.runDue();
+        CompletableFuture<Void> retriedAfter = agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+
+        assertThat(List.of(first, retriedWhileWaiting, retriedAfter)).allSatisfy(f -> assertThat(f).isCompletedWithValue(null));
+        assertThat(source.calls()).as("one TokenRequest per key").isEqualTo(1);
+        assertThat(mounter.mountCalls()).hasSize(1);
+        assertThat(pods.reads()).hasSize(1);
+        assertThat(agent.volumes.size()).isEqualTo(1);
+    }
+
+    @Test
+    void publish_callerGivingUp_doesNotFailTheVolume() throws Exception {
+        // Regression: the CSI server puts a timeout on the future it gets; that timeout must not fail the
+        // volume itself, or every retry of the kubelet would be answered with it and the pod never start.
+        CompletableFuture<Void> first = agent.publish(target(), attributes());
+        first.completeExceptionally(new TimeoutException("the kubelet's deadline"));
+
+        CompletableFuture<Void> retry = agent.publish(target(), attributes());
+        assertThat(retry).isNotDone();
+        clock.runDue();
+
+        assertThat(retry).isCompletedWithValue(null);
+        assertThat(target().resolve("token")).hasContent("token-1");
+    }
+
+    @Test
+    void publish_twoVolumesOfOnePod_shareOneTokenRequest() throws Exception {
+        CompletableFuture<Void> first = agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+        CompletableFuture<Void> second = agent.volumes.publish("csi-second", target(UID, "more").toString(),
+                attributes("audience", "vault", "path", "other"));
+        clock.runDue();
+
+        assertThat(first).isCompletedWithValue(null);
+        assertThat(second).isCompletedWithValue(null);
+        assertThat(source.calls()).isEqualTo(1);
+        assertThat(target(UID, "more").resolve("other")).hasContent("token-1");
+    }
+
+    @Test
+    void publish_sameIdAtAnotherTarget_isAlreadyExists() throws Exception {
+        agent.publish(target(), attributes());
+        Path other = target(UID, "elsewhere");
+
+        assertThatThrownBy(() -> agent.publish(other, attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.ALREADY_EXISTS))
+                .hasMessage("volume " + VOLUME + " is already published at " + target() + ", not at " + other);
+        assertThat(mounter.mountCalls()).containsExactly(target());
+    }
+
+    /** {@code $K} in target and message stands for the kubelet's directory, {@code $T} for the good target. */
+    record BadTarget(String name, String volumeId, String target, String message) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<BadTarget> badTargets() {
+        String rule = "target_path: must be a normalized absolute path under $K/pods, got ";
+        String idRule = "volume_id: must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit";
+        return Stream.of(
+                new BadTarget("outside the pods dir", VOLUME, "$K/plugins/x", rule + "$K/plugins/x"),
+                new BadTarget("elsewhere on the node", VOLUME, "/etc", rule + "/etc"),
+                new BadTarget("the pods dir itself", VOLUME, "$K/pods", rule + "$K/pods"),
+                new BadTarget("a sibling named like it", VOLUME, "$K/pods2/" + UID, rule + "$K/pods2/" + UID),
+                new BadTarget("climbing out with ..", VOLUME, "$K/pods/" + UID + "/../../plugins/x",
+                        rule + "$K/pods/" + UID + "/../../plugins/x"),
+                new BadTarget("not normalized", VOLUME, "$K/pods/" + UID + "/./mount", rule + "$K/pods/" + UID + "/./mount"),
+                new BadTarget("relative", VOLUME, "pods/" + UID + "/mount", rule + "pods/" + UID + "/mount"),
+                new BadTarget("empty", VOLUME, "", "target_path: Required value"),
+                new BadTarget("no volume id", "", "$T", "volume_id: Required value"),
+                new BadTarget("volume id a path", "../../etc/x", "$T", idRule),
+                new BadTarget("volume id hidden", ".x", "$T", idRule),
+                new BadTarget("volume id too long", "v".repeat(129), "$T", idRule));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badTargets")
+    void publish_badTargetOrId_isInvalidArgument_andNothingIsMounted(BadTarget c) throws IOException {
+        String target = c.target().replace("$K", kubeletDir.toString()).replace("$T", target().toString());
+        String message = c.message().replace("$K", kubeletDir.toString());
+
+        assertThatThrownBy(() -> agent.volumes.publish(c.volumeId(), target, attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage(message);
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(pods.reads()).isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+    }
+
+    @Test
+    void publish_invalidAttributes_isInvalidArgumentNamingTheAttribute_andNothingIsMounted() throws IOException {
+        assertThatThrownBy(() -> agent.publish(target(), attributes("path", "/etc/passwd")))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("volumeAttributes.path: must be a relative path, got \"/etc/passwd\"");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(pods.reads()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+    }
+
+    @Test
+    void publish_podMissing_isNotFound_andARetryWorksOnceItExists() throws Exception {
+        pods.remove("shop", "web-0");
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.NOT_FOUND))
+                .hasMessage("pod shop/web-0 (uid \"" + UID + "\") does not exist");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+
+        pods.put(pod(UID, s -> s));
+        CompletableFuture<Void> retry = agent.publish(target(), attributes());
+        clock.runDue();
+        assertThat(retry).isCompletedWithValue(null);
+    }
+
+    @Test
+    void publish_podReplacedUnderTheSameName_isFailedPrecondition() throws IOException {
+        pods.put(pod("a-newer-uid", s -> s));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION))
+                .hasMessage("pod shop/web-0 now has uid a-newer-uid, not the kubelet's " + UID + "; it was replaced");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(source.calls()).isZero();
+        assertThat(agent.store.loadAll()).isEmpty();
+    }
+
+    @Test
+    void publish_apiServerUnreachable_isUnavailable() {
+        pods.failWith(new IOException("connect timed out"));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE))
+                .hasMessage("reading pod shop/web-0 (uid \"" + UID + "\") failed: connect timed out");
+        assertThat(mounter.mountCalls()).isEmpty();
+    }
+
+    @Test
+    void publish_mountFailing_isInternal_andForgotten() throws Exception {
+        mounter.failNextMount(new IOException("mount: permission denied"));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INTERNAL))
+                .hasMessageContaining("mount: permission denied");
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+
+        CompletableFuture<Void> retry = agent.publish(target(), attributes());
+        clock.runDue();
+        assertThat(retry).isCompletedWithValue(null);
+    }
+
+    record FirstFailure(String name, TokenSourceException error, Status.Code code) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<FirstFailure> firstFailures() {
+        return Stream.of(
+                new FirstFailure("refused (403/404/422)", TokenSourceException.permanent(
+                        "HTTP 404: serviceaccounts \"app\" not found", null), Status.Code.FAILED_PRECONDITION),
+                new FirstFailure("transient", new TokenSourceException("HTTP 503: etcdserver: leader changed"),
+                        Status.Code.UNAVAILABLE));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("firstFailures")
+    void publish_firstTokenRequestFailing_failsWithTheReason_undoesEverything_andARetryWorks(FirstFailure c)
+            throws Exception {
+        source.failNext(c.error());
+
+        CompletableFuture<Void> published = agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+
+        CsiException failure = failureOf(published);
+        assertThat(failure.code()).isEqualTo(c.code());
+        // the API server's reason reaches the kubelet, and so the pod's FailedMount Event
+        assertThat(failure.getMessage()).startsWith("TokenRequest for system:serviceaccount:shop:app failed: ")
+                .endsWith(": " + c.error().getMessage());
+        assertThat(mounter.mounted()).isEmpty();
+        assertThat(mounter.unmountCalls()).containsExactly(target());
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+        assertThat(clock.pendingTimers()).as("no retry of a volume given up").isZero();
+
+        CompletableFuture<Void> retry = agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+        assertThat(retry).isCompletedWithValue(null);
+        assertThat(target().resolve("token")).hasContent("token-2");
+        assertThat(agent.store.loadAll()).hasSize(1);
+    }
+
+    record Ownership(String name, UnaryOperator<V1PodSpec> spec, String mode, Integer uid, Integer gid) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<Ownership> ownership() {
+        return Stream.of(
+                // PV-1
+                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null),
+                // PV-17
+                new Ownership("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(2000L)),
+                        "rw-r-----", null, 2000),
+                // PV-16, PV-18
+                new Ownership("every container runs as 1000", s -> s.securityContext(
+                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null),
+                new Ownership("runAsUser and fsGroup", s -> s.securityContext(
+                        new V1PodSecurityContext().runAsUser(1000L).fsGroup(2000L)), "rw-r-----", 1000, 2000),
+                new Ownership("containers disagree", s -> s.addContainersItem(new V1Container().name("sidecar")
+                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("ownership")
+    void publish_fileModeAndOwner_followThePodsSecurityContext(Ownership c) throws Exception {
+        assumeThat(System.getProperty("user.name")).as("chown needs root").isEqualTo("root");
+        pods.put(pod(UID, c.spec()));
+
+        CompletableFuture<Void> published = agent.publish(target(), attributes());
+        clock.runDue();
+
+        assertThat(published).isCompletedWithValue(null);
+        Path token = target().resolve("token");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(token))).isEqualTo(c.mode());
+        assertThat(Files.getAttribute(token, "unix:uid")).isEqualTo(c.uid() == null ? 0 : c.uid());
+        assertThat(Files.getAttribute(token, "unix:gid")).isEqualTo(c.gid() == null ? 0 : c.gid());
+    }
+
+    // --- unpublish
+
+    @Test
+    void unpublish_stopsRefreshing_unmounts_andForgets() throws Exception {
+        agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+        assertThat(source.calls()).isEqualTo(1);
+
+        agent.volumes.unpublish(VOLUME, target().toString());
+
+        assertThat(mounter.mounted()).isEmpty();
+        assertThat(target()).doesNotExist();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+        clock.advance(Duration.ofHours(3)); // past the 48-minute refresh, and past expiry
+        assertThat(source.calls()).isEqualTo(1);
+        assertThat(clock.pendingTimers()).isZero();
+    }
+
+    @Test
+    void unpublish_isIdempotent_twiceAndForAnUnknownVolume() throws Exception {
+        agent.publish(target(), attributes());
+        clock.runDue();
+
+        agent.volumes.unpublish(VOLUME, target().toString());
+        agent.volumes.unpublish(VOLUME, target().toString());
+        agent.volumes.unpublish("csi-never-published", target(UID, "unknown").toString());
+
+        assertThat(mounter.mounted()).isEmpty();
+        assertThat(target()).doesNotExist();
+    }
+
+    @Test
+    void unpublish_whilePublishing_abortsThePublish_andRequestsNothing() throws Exception {
+        CompletableFuture<Void> published = agent.publish(target(), attributes());
+
+        agent.volumes.unpublish(VOLUME, target().toString());
+        clock.runDue();
+
+        assertThat(codeOf(failureOf(published))).isEqualTo(Status.Code.ABORTED);
+        assertThat(source.calls()).isZero();
+        assertThat(mounter.mounted()).isEmpty();
+    }
+
+    @Test
+    void unpublish_targetOutsideThePodsDir_isInvalidArgument_andUnmountsNothing() {
+        assertThatThrownBy(() -> agent.volumes.unpublish(VOLUME, "/etc"))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+        assertThat(mounter.unmountCalls()).isEmpty();
+    }
+
+    // --- refresh failures and restart
+
+    @Test
+    void refreshFailing_afterPublish_isATokenRequestFailedEventOnThePod() throws Exception {
+        agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+        source.failAlways(new TokenSourceException("HTTP 503: the server is currently unable to handle the request"));
+
+        clock.advance(Duration.ofMinutes(49));
+
+        assertThat(events).first().asString().startsWith("shop/web-0 TokenRequestFailed: token for [token]: ")
+                .endsWith(": HTTP 503: the server is currently unable to handle the request (the current token stays"
+                        + " in place until it expires)");
+        assertThat(target().resolve("token")).hasContent("token-1");
+        assertThat(mounter.mounted()).containsExactly(target());
+        assertThat(agent.store.loadAll()).hasSize(1);
+    }
+
+    @Test
+    void resume_adoptsTheTokensOfMountedVolumes_withoutATokenRequest_andRefreshesThemLater() throws Exception {
+        LocalIssuer issuer = LocalIssuer.generate("https://issuer.test", clock);
+        agent.close();
+        try (Agent before = new Agent(new ScriptedTokenSource(issuer))) {
+            before.publish(target(), attributes("projections", TWO_FILES));
+            clock.runDue();
+        } // killed: the tmpfs and the record stay
+        String vault = Files.readString(target().resolve("vault/token"));
+        clock.advance(Duration.ofMinutes(20));
+
+        ScriptedTokenSource afterRestart = new ScriptedTokenSource(issuer);
+        agent = new Agent(afterRestart);
+        assertThat(agent.volumes.resume()).isEqualTo(1);
+        clock.runDue();
+
+        assertThat(afterRestart.calls()).as("TokenRequests for still-valid tokens").isZero();
+        assertThat(target().resolve("vault/token")).hasContent(vault);
+        assertThat(mounter.mountCalls()).hasSize(1);
+        assertThat(agent.volumes.size()).isEqualTo(1);
+
+        clock.advance(Duration.ofMinutes(29)); // past 48 minutes, the vault token's refresh
+        assertThat(afterRestart.callKeys()).containsExactly(new TokenKey("shop", "app", List.of("vault"), 3600, BOUND));
+        assertThat(Files.readString(target().resolve("vault/token"))).isNotEqualTo(vault);
+
+        agent.volumes.unpublish(VOLUME, target().toString()); // a resumed volume is unpublished like any other
+        assertThat(mounter.mounted()).isEmpty();
+    }
+
+    @Test
+    void resume_forgetsAVolumeWhoseTmpfsIsGone() throws Exception {
+        agent.publish(target(), attributes());
+        clock.runDue();
+        agent.close();
+        mounter.unmount(target()); // the node rebooted while the agent was down
+
+        ScriptedTokenSource afterRestart = new ScriptedTokenSource(clock, Duration.ofHours(1));
+        agent = new Agent(afterRestart);
+        assertThat(agent.volumes.resume()).isZero();
+        clock.runDue();
+
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+        assertThat(afterRestart.calls()).isZero();
+    }
+
+    @Test
+    void resume_forgetsARecordOutsideThePodsDir_evenWhenSomethingIsMountedThere() throws Exception {
+        Path elsewhere = Files.createDirectories(kubeletDir.resolve("elsewhere"));
+        mounter.mountTmpfs(elsewhere);
+        agent.store.save(new PublishedVolume(VOLUME, elsewhere, WEB, List.of(
+                new Projection(new TokenKey("shop", "app", null, 3600, BOUND), "token", 0644, null, null))));
+
+        assertThat(agent.volumes.resume()).isZero();
+        clock.runDue();
+
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(source.calls()).isZero();
+        assertThat(elsewhere).isEmptyDirectory();
+    }
+
+    @Test
+    void volumeRecords_neverHoldTheToken() throws Exception {
+        agent.close();
+        agent = new Agent(new ScriptedTokenSource(LocalIssuer.generate("https://issuer.test", clock)));
+        agent.publish(target(), attributes("projections", TWO_FILES));
+        clock.runDue();
+        String vault = Files.readString(target().resolve("vault/token"));
+        assertThat(vault).startsWith("eyJ");
+
+        try (Stream<Path> records = Files.list(storeDir())) {
+            assertThat(records.toList()).singleElement().satisfies(record -> {
+                assertThat(Files.readString(record)).contains(UID, target().toString())
+                        .doesNotContain(vault, "eyJ");
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(record))).isEqualTo("rw-------");
+            });
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(storeDir()))).isEqualTo("rwx------");
+    }
+}
