@@ -10,7 +10,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * Gives a pod-mode agent exactly the identity the DaemonSet gives it: the ServiceAccount, ClusterRole and
+ * Gives a CSI-mode agent exactly the identity the DaemonSet gives it: the ServiceAccount, ClusterRole and
  * binding of {@code agent/deploy/10-rbac.yaml}, applied to the server, and a kubeconfig holding a token
  * of that ServiceAccount (recorded in {@link IssuedTokens}, since it is a token the suite saw).
  */

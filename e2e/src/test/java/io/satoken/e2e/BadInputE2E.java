@@ -1,13 +1,15 @@
 package io.satoken.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
@@ -22,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,9 +34,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Malformed input, from every side the built processes take it, against a real kube-apiserver:
  * <ul>
- *   <li>invalid {@code satoken.io/projections} annotations on pods of the agent's node: each pod gets a
- *       Warning Event {@code InvalidTokenProjection} naming the field and the rule, and a valid pod created
- *       after them still gets its token;</li>
+ *   <li>invalid {@code volumeAttributes} of the CSI volumes of pods on the agent's node, published by the
+ *       test as the node's kubelet ({@link KubeletCsiClient}): each publish is refused with InvalidArgument
+ *       naming the attribute and the rule (what the kubelet shows in the pod's FailedMount Event), nothing
+ *       is mounted, and a valid volume published after them still gets its token;</li>
  *   <li>invalid agent configs, edited into the file of a running static-mode agent (each rejected with a log
  *       line naming the field, the token on disk untouched, a valid edit afterwards applied) and given at
  *       start-up (exit status 2, one line naming the field);</li>
@@ -62,59 +66,57 @@ class BadInputE2E {
     }
 
     @Test
-    void invalidPodAnnotations_eachGetAWarningEventNamingFieldAndRule_andAValidPodStillGetsItsToken(@TempDir Path tmp)
-            throws Exception {
+    @RequiresMounts
+    void invalidVolumeAttributes_areRefusedWithInvalidArgumentNamingTheAttribute_andAValidVolumeStillGetsItsToken(
+            @TempDir Path tmp) throws Exception {
         Path kubeconfig = AgentIdentity.kubeconfig(server, tmp.resolve("kubeconfig"));
-        String namespace = server.createNamespace("bad-annotations");
+        String namespace = server.createNamespace("bad-attributes");
         server.createServiceAccount(namespace, "app");
-        Path root = tmp.resolve("root");
-        Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: pods\nrootDir: " + root + "\n");
+        Path kubeletDir = tmp.resolve("kubelet");
+        Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n");
         String address = "127.0.0.1:" + E2E.freePort();
-        try (SatokenProcess agent = SatokenProcess.agent("bad-input-pods-agent", List.of("run", "--config",
-                config.toString(), "--kubeconfig", kubeconfig.toString(), "--node-name", NODE,
-                "--metrics-address", address), address, Map.of())) {
+        try (KubeletCsiClient kubelet = KubeletCsiClient.open(kubeletDir);
+                SatokenProcess agent = SatokenProcess.agent("bad-input-csi-agent", List.of("run", "--config",
+                        config.toString(), "--kubeconfig", kubeconfig.toString(), "--node-name", NODE,
+                        "--metrics-address", address), address, Map.of())) {
+            kubelet.register(agent, Duration.ofSeconds(60));
             agent.awaitReady(Duration.ofSeconds(60));
             NodePods pods = new NodePods(server.adminClient(), namespace, NODE, "app");
-            List<BadInputs.Case> cases = BadInputs.annotations();
-            Map<String, BadInputs.Case> byPod = new LinkedHashMap<>();
-            for (int i = 0; i < cases.size(); i++) {
-                String name = String.format("bad-%02d", i);
-                pods.create(name, cases.get(i).input());
-                byPod.put(name, cases.get(i));
-            }
-            String goodUid = pods.create("good", "- path: token\n  audience: bad-input-e2e\n").getMetadata().getUid();
-
-            CoreV1Api api = new CoreV1Api(server.adminClient());
-            Map<String, String> messages = new LinkedHashMap<>();
-            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(1)).until(() -> {
-                for (CoreV1Event e : api.listNamespacedEvent(namespace).execute().getItems()) {
-                    if ("InvalidTokenProjection".equals(e.getReason()) && "Warning".equals(e.getType())) {
-                        messages.put(e.getInvolvedObject().getName(), e.getMessage());
-                    }
-                }
-                return messages.keySet().containsAll(byPod.keySet());
-            });
-            Path goodToken = root.resolve("pods").resolve(goodUid).resolve("token");
-            await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(goodToken));
-            JwtClaims.of(IssuedTokens.read(goodToken));
-
+            List<BadInputs.AttributeCase> cases = BadInputs.attributes();
             List<String> wrong = new ArrayList<>();
-            byPod.forEach((pod, c) -> {
-                String message = messages.get(pod);
-                if (!c.expected().stream().allMatch(message::contains)) {
-                    wrong.add(c.name() + ": got " + message);
+            for (int i = 0; i < cases.size(); i++) {
+                BadInputs.AttributeCase c = cases.get(i);
+                V1Pod pod = pods.create(String.format("bad-%02d", i), c.attributes());
+                StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+                        () -> kubelet.publish(pod, NodePods.volume(pod)));
+                String message = refused == null ? null : refused.getStatus().getDescription();
+                boolean mounted = MountTable.at(kubelet.targetPath(pod, NodePods.VOLUME)) != null;
+                if (refused == null || refused.getStatus().getCode() != Status.Code.INVALID_ARGUMENT
+                        || message == null || !c.expected().stream().allMatch(message::contains) || mounted) {
+                    wrong.add(c.name() + ": got " + (refused == null ? "OK" : refused.getStatus().getCode() + " "
+                            + message) + (mounted ? ", and a mount" : ""));
                 }
-            });
+            }
+            V1Pod good = pods.create("good", Map.of("audience", "bad-input-e2e"));
+            Path goodToken = kubelet.publish(good, NodePods.volume(good)).resolve("token");
+            JwtClaims.of(IssuedTokens.read(goodToken));
+            long mounts = MountTable.under(kubeletDir).stream()
+                    .filter(m -> KubeletCsiClient.DRIVER.equals(m.source())).count();
+            long records;
+            try (Stream<Path> files = Files.list(kubeletDir.resolve("plugins").resolve(KubeletCsiClient.DRIVER)
+                    .resolve("volumes"))) {
+                records = files.filter(f -> f.toString().endsWith(".json")).count();
+            }
             double invalid = agent.metric("satoken_projections_invalid_total", "source=\"pod\"");
-            Figures.record(TEST, String.format("pod annotations: %d invalid, %d got the documented"
-                            + " InvalidTokenProjection Warning Event (field and rule), %d events missing;"
-                            + " satoken_projections_invalid_total{source=pod} = %.0f; the valid pod created after"
-                            + " them got its token; agent alive, /healthz %d",
-                    byPod.size(), byPod.size() - wrong.size(), byPod.size() - messages.size(), invalid,
-                    agent.healthz()));
-            assertThat(wrong).as("annotations whose Event does not name the field and rule").isEmpty();
-            assertThat(invalid).as("satoken_projections_invalid_total{source=pod}").isEqualTo(byPod.size());
-            assertThat(messages).as("no InvalidTokenProjection Event for the valid pod").doesNotContainKey("good");
+            Figures.record(TEST, String.format("CSI volume attributes: %d invalid, %d refused as documented"
+                            + " (InvalidArgument naming the attribute and the rule, the text of the kubelet's"
+                            + " FailedMount Event; nothing mounted); the valid volume published after them got its"
+                            + " token; %d tmpfs mount(s) and %d volume record(s) left, the valid volume's;"
+                            + " satoken_projections_invalid_total{source=pod} = %.0f; agent alive, /healthz %d",
+                    cases.size(), cases.size() - wrong.size(), mounts, records, invalid, agent.healthz()));
+            assertThat(wrong).as("invalid attributes not refused as documented").isEmpty();
+            assertThat(mounts).as("tmpfs mounts: the valid volume's only").isEqualTo(1);
+            assertThat(records).as("volume records: the valid volume's only").isEqualTo(1);
             assertThat(agent.isAlive()).isTrue();
             assertThat(agent.healthz()).isEqualTo(200);
         }

@@ -2,13 +2,14 @@ package io.satoken.e2e;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The malformed inputs {@link BadInputE2E} feeds the built processes, each with the parts of the answer
  * the product documents for it: the field and the rule, as the agent's and the webhook's messages state
  * them ({@code satoken.io/projections[0].path: must be a relative path, got "/etc/token"}). The expected
- * texts are written out here from the rules in {@code common/.../projection}, {@code AgentConfigParser}
- * and {@code AdmissionReviews}, not computed by calling them.
+ * texts are written out here from the rules in {@code common/.../projection}, {@code VolumeAttributes},
+ * {@code AgentConfigParser} and {@code AdmissionReviews}, not computed by calling them.
  */
 final class BadInputs {
 
@@ -28,81 +29,133 @@ final class BadInputs {
     }
 
     private static final String A = "satoken.io/projections";
+    private static final String V = "volumeAttributes.";
 
     /** Invalid values of the {@code satoken.io/projections} annotation. */
     static List<Case> annotations() {
+        return projections(A);
+    }
+
+    /**
+     * Invalid {@code volumeAttributes} of a CSI volume of tokens.satoken.io, as a {@code Case} whose input is
+     * the attributes: the annotation's bad values given as the {@code projections} attribute (which the
+     * webhook copies from the annotation), then bad one-file attributes.
+     */
+    static List<AttributeCase> attributes() {
+        List<AttributeCase> c = new ArrayList<>();
+        for (Case p : projections(V + "projections")) {
+            c.add(new AttributeCase("projections: " + p.name(), Map.of("projections", p.input()), p.expected()));
+        }
+        c.add(new AttributeCase("unknown attribute", Map.of("audiences", "vault"), List.of(V + "audiences: unknown"
+                + " attribute; the attributes are audience, expirationSeconds, path, projections")));
+        c.add(new AttributeCase("pod info from the pod, replaced by the kubelet's; other keys unknown",
+                Map.of("csi.storage.k8s.io/pod.uid", "other", "podUID", "x"),
+                List.of(V + "podUID: unknown attribute")));
+        c.add(new AttributeCase("lifetime a word", Map.of("expirationSeconds", "an hour"),
+                List.of(V + "expirationSeconds: must be a whole number of seconds, got \"an hour\"")));
+        c.add(new AttributeCase("lifetime 599 s", Map.of("expirationSeconds", "599"),
+                List.of(V + "expirationSeconds: may not specify a duration less than 10 minutes, got \"599\"")));
+        c.add(new AttributeCase("lifetime 2^32+1 s", Map.of("expirationSeconds", "4294967297"),
+                List.of(V + "expirationSeconds: may not specify a duration larger than 2^32 seconds, got \"4294967297\"")));
+        c.add(new AttributeCase("path absolute", Map.of("path", "/etc/token"),
+                List.of(V + "path: must be a relative path, got \"/etc/token\"")));
+        c.add(new AttributeCase("path with ..", Map.of("path", "../token"),
+                List.of(V + "path: must not contain '..', got \"../token\"")));
+        c.add(new AttributeCase("path in ..data", Map.of("path", "..data/token"),
+                List.of(V + "path: must not start with '..', got \"..data/token\"")));
+        c.add(new AttributeCase("path empty", Map.of("path", ""), List.of(V + "path: Required value")));
+        c.add(new AttributeCase("audience with projections", Map.of("audience", "vault", "projections", "- path: t\n"),
+                List.of(V + "audience: may not be given with " + V + "projections; give it in the list's entries")));
+        c.add(new AttributeCase("projections empty", Map.of("projections", ""),
+                List.of(V + "projections: must be a non-empty list of maps")));
+        c.add(new AttributeCase("two errors", Map.of("path", "/x", "expirationSeconds", "5"),
+                List.of(V + "path: must be a relative path, got \"/x\"",
+                        V + "expirationSeconds: may not specify a duration less than 10 minutes, got \"5\"")));
+        return c;
+    }
+
+    /** Bad attributes of a CSI volume and the texts the publish's InvalidArgument status must contain. */
+    record AttributeCase(String name, Map<String, String> attributes, List<String> expected) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /** Invalid lists in the {@code satoken.io/projections} format, their errors named after {@code field}. */
+    private static List<Case> projections(String field) {
         List<Case> c = new ArrayList<>();
-        c.add(new Case("not YAML", "- path: [t", A + ": could not be parsed as YAML or JSON"));
-        c.add(new Case("unterminated JSON", "[{\"path\": \"t\"", A + ": could not be parsed as YAML or JSON"));
-        c.add(new Case("a map", "{\"path\": \"t\"}", A + ": must be a non-empty list of maps, got a map"));
-        c.add(new Case("a string", "token", A + ": must be a non-empty list of maps, got \"token\""));
-        c.add(new Case("a number", "42", A + ": must be a non-empty list of maps, got 42"));
-        c.add(new Case("an empty list", "[]", A + ": must be a non-empty list of maps, got an empty list"));
-        c.add(new Case("65 entries", entries(65), A + ": must have at most 64 entries, got 65"));
-        c.add(new Case("entry a number", "- 42", A + "[0]: must be a map, got 42"));
-        c.add(new Case("entry a list", "- [a]", A + "[0]: must be a map, got a list"));
-        c.add(new Case("entry null", "- path: t\n- ~", A + "[1]: must be a map, got null"));
-        c.add(new Case("no path", "- audience: vault", A + "[0].path: Required value"));
-        c.add(new Case("empty path", "- path: \"\"", A + "[0].path: Required value"));
-        c.add(new Case("absolute path", "- path: /etc/token", A + "[0].path: must be a relative path, got \"/etc/token\""));
-        c.add(new Case("path with ..", "- path: ../x", A + "[0].path: must not contain '..', got \"../x\""));
-        c.add(new Case("path with inner ..", "- path: a/../../x", A + "[0].path: must not contain '..', got \"a/../../x\""));
-        c.add(new Case("path in ..data", "- path: ..data/token", A + "[0].path: must not start with '..', got \"..data/token\""));
-        c.add(new Case("path a number", "- path: 42", A + "[0].path: must be a string, got 42"));
-        c.add(new Case("path a list", "- path: [a]", A + "[0].path: must be a string, got a list"));
+        c.add(new Case("not YAML", "- path: [t", field + ": could not be parsed as YAML or JSON"));
+        c.add(new Case("unterminated JSON", "[{\"path\": \"t\"", field + ": could not be parsed as YAML or JSON"));
+        c.add(new Case("a map", "{\"path\": \"t\"}", field + ": must be a non-empty list of maps, got a map"));
+        c.add(new Case("a string", "token", field + ": must be a non-empty list of maps, got \"token\""));
+        c.add(new Case("a number", "42", field + ": must be a non-empty list of maps, got 42"));
+        c.add(new Case("an empty list", "[]", field + ": must be a non-empty list of maps, got an empty list"));
+        c.add(new Case("65 entries", entries(65), field + ": must have at most 64 entries, got 65"));
+        c.add(new Case("entry a number", "- 42", field + "[0]: must be a map, got 42"));
+        c.add(new Case("entry a list", "- [a]", field + "[0]: must be a map, got a list"));
+        c.add(new Case("entry null", "- path: t\n- ~", field + "[1]: must be a map, got null"));
+        c.add(new Case("no path", "- audience: vault", field + "[0].path: Required value"));
+        c.add(new Case("empty path", "- path: \"\"", field + "[0].path: Required value"));
+        c.add(new Case("absolute path", "- path: /etc/token", field + "[0].path: must be a relative path, got \"/etc/token\""));
+        c.add(new Case("path with ..", "- path: ../x", field + "[0].path: must not contain '..', got \"../x\""));
+        c.add(new Case("path with inner ..", "- path: a/../../x", field + "[0].path: must not contain '..', got \"a/../../x\""));
+        c.add(new Case("path in ..data", "- path: ..data/token", field + "[0].path: must not start with '..', got \"..data/token\""));
+        c.add(new Case("path a number", "- path: 42", field + "[0].path: must be a string, got 42"));
+        c.add(new Case("path a list", "- path: [a]", field + "[0].path: must be a string, got a list"));
         c.add(new Case("path element of 256", "- path: " + "a".repeat(256),
-                A + "[0].path: filenames must be less than or equal to 255 characters"));
+                field + "[0].path: filenames must be less than or equal to 255 characters"));
         c.add(new Case("same path twice", "- path: t\n- path: t",
-                A + "[1].path: must not name the same file as " + A + "[0].path, got \"t\""));
+                field + "[1].path: must not name the same file as " + field + "[0].path, got \"t\""));
         c.add(new Case("file inside a file", "- path: t\n- path: t/x",
-                A + "[1].path: must not lie inside the file of " + A + "[0].path, got \"t/x\""));
+                field + "[1].path: must not lie inside the file of " + field + "[0].path, got \"t/x\""));
         c.add(new Case("a file's directory", "- path: a/b\n- path: a",
-                A + "[1].path: must not name a directory of the file of " + A + "[0].path, got \"a\""));
-        c.add(new Case("duplicate key", "- path: t\n  path: u", A + ": could not be parsed as YAML or JSON", "duplicate key"));
+                field + "[1].path: must not name a directory of the file of " + field + "[0].path, got \"a\""));
+        c.add(new Case("duplicate key", "- path: t\n  path: u", field + ": could not be parsed as YAML or JSON", "duplicate key"));
         c.add(new Case("explicit tag", "- path: !!str t",
-                A + ": could not be parsed as YAML or JSON: explicit tags are not allowed"));
+                field + ": could not be parsed as YAML or JSON: explicit tags are not allowed"));
         c.add(new Case("nested 12 deep", "- path: " + "[".repeat(12) + "]".repeat(12),
-                A + ": could not be parsed as YAML or JSON: nested deeper than 10 levels"));
+                field + ": could not be parsed as YAML or JSON: nested deeper than 10 levels"));
         c.add(new Case("alias bomb", "- path: t\n  audience: [&a [x, x], " + "*a, ".repeat(11) + "*a]",
-                A + ": could not be parsed as YAML or JSON"));
+                field + ": could not be parsed as YAML or JSON"));
         c.add(new Case("unknown key", "- path: t\n  audiences: [a]",
-                A + "[0]: unknown key \"audiences\" (known keys: path, audience, expirationSeconds, mode, uid, gid)"));
-        c.add(new Case("audience a number", "- path: t\n  audience: 42", A + "[0].audience: must be a string, got 42"));
-        c.add(new Case("audience a list", "- path: t\n  audience: [a, b]", A + "[0].audience: must be a string, got a list"));
+                field + "[0]: unknown key \"audiences\" (known keys: path, audience, expirationSeconds, mode, uid, gid)"));
+        c.add(new Case("audience a number", "- path: t\n  audience: 42", field + "[0].audience: must be a string, got 42"));
+        c.add(new Case("audience a list", "- path: t\n  audience: [a, b]", field + "[0].audience: must be a string, got a list"));
         c.add(new Case("lifetime 60 s", "- path: t\n  expirationSeconds: 60",
-                A + "[0].expirationSeconds: may not specify a duration less than 10 minutes, got 60"));
+                field + "[0].expirationSeconds: may not specify a duration less than 10 minutes, got 60"));
         c.add(new Case("lifetime 599 s", "- path: t\n  expirationSeconds: 599",
-                A + "[0].expirationSeconds: may not specify a duration less than 10 minutes, got 599"));
+                field + "[0].expirationSeconds: may not specify a duration less than 10 minutes, got 599"));
         c.add(new Case("lifetime 2^32+1 s", "- path: t\n  expirationSeconds: 4294967297",
-                A + "[0].expirationSeconds: may not specify a duration larger than 2^32 seconds, got 4294967297"));
+                field + "[0].expirationSeconds: may not specify a duration larger than 2^32 seconds, got 4294967297"));
         c.add(new Case("lifetime a string", "- path: t\n  expirationSeconds: \"3600\"",
-                A + "[0].expirationSeconds: must be an integer, got \"3600\""));
+                field + "[0].expirationSeconds: must be an integer, got \"3600\""));
         c.add(new Case("lifetime a float", "- path: t\n  expirationSeconds: 3600.5",
-                A + "[0].expirationSeconds: must be an integer, got 3600.5"));
+                field + "[0].expirationSeconds: must be an integer, got 3600.5"));
         c.add(new Case("lifetime past 64 bits", "- path: t\n  expirationSeconds: 99999999999999999999",
-                A + "[0].expirationSeconds: must be an integer that fits in 64 bits"));
+                field + "[0].expirationSeconds: must be an integer that fits in 64 bits"));
         c.add(new Case("lifetime a date", "- path: t\n  expirationSeconds: 2024-01-01",
-                A + "[0].expirationSeconds: must be an integer, got a timestamp"));
+                field + "[0].expirationSeconds: must be an integer, got a timestamp"));
         c.add(new Case("mode 01000", "- path: t\n  mode: 01000",
-                A + "[0].mode: must be between 0 and 0777 (octal), got 512 (octal 01000)"));
+                field + "[0].mode: must be between 0 and 0777 (octal), got 512 (octal 01000)"));
         c.add(new Case("mode decimal 640", "- path: t\n  mode: 640",
-                A + "[0].mode: must be between 0 and 0777 (octal), got 640 (octal 01200)"));
-        c.add(new Case("mode -1", "- path: t\n  mode: -1", A + "[0].mode: must be between 0 and 0777 (octal), got -1"));
+                field + "[0].mode: must be between 0 and 0777 (octal), got 640 (octal 01200)"));
+        c.add(new Case("mode -1", "- path: t\n  mode: -1", field + "[0].mode: must be between 0 and 0777 (octal), got -1"));
         c.add(new Case("mode a word", "- path: t\n  mode: rw",
-                A + "[0].mode: must be between 0 and 0777 (octal), as an integer or a string of octal digits"));
+                field + "[0].mode: must be between 0 and 0777 (octal), as an integer or a string of octal digits"));
         c.add(new Case("mode string \"1777\"", "- path: t\n  mode: \"1777\"",
-                A + "[0].mode: must be between 0 and 0777 (octal), got \"1777\""));
-        c.add(new Case("uid -5", "- path: t\n  uid: -5", A + "[0].uid: must be between 0 and 2147483647, got -5"));
+                field + "[0].mode: must be between 0 and 0777 (octal), got \"1777\""));
+        c.add(new Case("uid -5", "- path: t\n  uid: -5", field + "[0].uid: must be between 0 and 2147483647, got -5"));
         c.add(new Case("gid 3000000000", "- path: t\n  gid: 3000000000",
-                A + "[0].gid: must be between 0 and 2147483647, got 3000000000"));
-        c.add(new Case("uid a word", "- path: t\n  uid: root", A + "[0].uid: must be an integer, got \"root\""));
+                field + "[0].gid: must be between 0 and 2147483647, got 3000000000"));
+        c.add(new Case("uid a word", "- path: t\n  uid: root", field + "[0].uid: must be an integer, got \"root\""));
         c.add(new Case("two errors in one entry", "- path: /x\n  expirationSeconds: 5",
-                A + "[0].path: must be a relative path, got \"/x\"",
-                A + "[0].expirationSeconds: may not specify a duration less than 10 minutes, got 5"));
+                field + "[0].path: must be a relative path, got \"/x\"",
+                field + "[0].expirationSeconds: may not specify a duration less than 10 minutes, got 5"));
         c.add(new Case("error in the second entry", "- path: good\n- path: /bad",
-                A + "[1].path: must be a relative path, got \"/bad\""));
+                field + "[1].path: must be a relative path, got \"/bad\""));
         c.add(new Case("JSON with an absolute path", "[{\"path\": \"/abs\", \"audience\": \"vault\"}]",
-                A + "[0].path: must be a relative path, got \"/abs\""));
+                field + "[0].path: must be a relative path, got \"/abs\""));
         return c;
     }
 
@@ -127,10 +180,10 @@ final class BadInputs {
         c.add(new Case("no projections", "mode: static\n",
                 "projections: Required value: mode \"static\" needs at least one projection"));
         c.add(new Case("unknown mode", "mode: bogus\nprojections:\n" + entry,
-                "mode: must be one of \"pods\", \"static\", \"both\", got \"bogus\""));
+                "mode: must be one of \"csi\", \"static\", \"both\", got \"bogus\""));
         c.add(new Case("no mode", "projections:\n" + entry, "mode: Required value"));
         c.add(new Case("unknown top-level key", head + entry + "modes: static\n",
-                "top level: unknown key \"modes\" (known keys: mode, rootDir, projections)"));
+                "top level: unknown key \"modes\" (known keys: mode, kubeletDir, projections"));
         c.add(new Case("projections a map", "mode: static\nprojections: {a: b}\n",
                 "projections: must be a list of maps, got a map"));
         c.add(new Case("entry a number", head + "  - 42\n", "projections[0]: must be a map, got 42"));
@@ -162,8 +215,9 @@ final class BadInputs {
         c.add(new Case("dir not normalized", head + entry.replace("dir: " + dir, "dir: " + dir + "/../x"),
                 "projections[0].dir: must be normalized (no '.' or '..' elements)"));
         c.add(new Case("no dir", head + entry.replace("    dir: " + dir + "\n", ""), "projections[0].dir: Required value"));
-        c.add(new Case("dir in pod mode's tree", head + entry.replace("dir: " + dir, "dir: /var/lib/satoken/pods/x"),
-                "projections[0].dir: must not be inside \"/var/lib/satoken/pods\", where pod mode writes"));
+        c.add(new Case("dir inside kubeletDir", head + entry.replace("dir: " + dir, "dir: /var/lib/kubelet/x"),
+                "projections[0].dir: must not be inside \"/var/lib/kubelet\", the kubelet's directory, got"
+                        + " \"/var/lib/kubelet/x\""));
         c.add(new Case("dir inside another", head + entry + entry.replace("dir: " + dir, "dir: " + dir + "/inner"),
                 "projections[1].dir: must not be inside or contain projections[0].dir"));
         c.add(new Case("file absolute", head + entry + "    file: /etc/token\n",
@@ -182,13 +236,17 @@ final class BadInputs {
                 "config: could not be parsed as YAML or JSON: explicit tags are not allowed"));
         c.add(new Case("duplicate key", head + entry + "mode: static\n", "config: could not be parsed as YAML or JSON",
                 "duplicate key"));
-        c.add(new Case("rootDir relative", "rootDir: var/lib\n" + head + entry,
-                "rootDir: must be an absolute path, got \"var/lib\""));
-        c.add(new Case("pods mode with projections", "mode: pods\nprojections:\n" + entry,
-                "projections: must be empty when mode is \"pods\", got 1 entry"));
-        c.add(new Case("mode changed while running", "mode: pods\n", "mode and rootDir cannot change while running"));
-        c.add(new Case("rootDir changed while running", "rootDir: /tmp/elsewhere\n" + head + entry,
-                "mode and rootDir cannot change while running"));
+        c.add(new Case("kubeletDir relative", "kubeletDir: var/lib\n" + head + entry,
+                "kubeletDir: must be an absolute path, got \"var/lib\""));
+        c.add(new Case("csi mode with projections", "mode: csi\nprojections:\n" + entry,
+                "projections: must be empty when mode is \"csi\", got 1 entry"));
+        c.add(new Case("pod mode, removed", "mode: pods\nprojections:\n" + entry,
+                "mode: \"pods\" (hostPath delivery) was removed: use \"csi\""));
+        c.add(new Case("rootDir, removed", "rootDir: /var/lib/satoken\n" + head + entry,
+                "rootDir: no longer exists: pods get their tokens through CSI volumes (mode: csi)"));
+        c.add(new Case("mode changed while running", "mode: csi\n", "mode and kubeletDir cannot change while running"));
+        c.add(new Case("kubeletDir changed while running", "kubeletDir: /tmp/elsewhere\n" + head + entry,
+                "mode and kubeletDir cannot change while running"));
         return c;
     }
 
@@ -204,6 +262,9 @@ final class BadInputs {
         c.add(new Case("not YAML", "mode: static\nprojections: [\n", "config: could not be parsed as YAML or JSON"));
         c.add(new Case("unknown key", "mode: static\nprojection:\n" + entry, "top level: unknown key \"projection\""));
         c.add(new Case("empty file", "", "mode: Required value"));
+        c.add(new Case("pod mode, removed", "mode: pods\nrootDir: /var/lib/satoken\n",
+                "mode: \"pods\" (hostPath delivery) was removed: use \"csi\", and give pods a CSI volume of"
+                        + " driver tokens.satoken.io", "rootDir: no longer exists"));
         return c;
     }
 }

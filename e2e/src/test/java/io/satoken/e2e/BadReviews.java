@@ -137,12 +137,15 @@ final class BadReviews {
                 "satoken.io/mount-path: must not be /");
         badPod(c, client, "mount path with ..", withAnnotation("satoken.io/mount-path", "/var/../etc"), 422,
                 "satoken.io/mount-path: must not contain '..', got \"/var/../etc\"");
-        badPod(c, client, "POD_UID set by hand", podWithSpec("\"containers\":[{\"name\":\"a\",\"env\":[{\"name\":"
-                + "\"POD_UID\",\"value\":\"other\"}]}]"), 422,
-                "spec.containers[0].env[POD_UID]: must come from the downward API field metadata.uid");
         badPod(c, client, "reserved volume name", podWithSpec("\"volumes\":[{\"name\":\"satoken-agent-tokens\","
                 + "\"emptyDir\":{}}],\"containers\":[{\"name\":\"a\"}]"), 422,
-                "spec.volumes[satoken-agent-tokens]: the name is reserved for the agent's token directory");
+                "spec.volumes[satoken-agent-tokens]: the name is reserved for the agent's token volume (csi driver"
+                        + " tokens.satoken.io)");
+        badPod(c, client, "reserved volume, other attributes", podWithSpec("\"volumes\":[{\"name\":"
+                + "\"satoken-agent-tokens\",\"csi\":{\"driver\":\"tokens.satoken.io\",\"readOnly\":true,"
+                + "\"volumeAttributes\":{\"projections\":\"- path: other\\n\"}}}],\"containers\":[{\"name\":\"a\"}]"),
+                422, "spec.volumes[satoken-agent-tokens].csi: must be {driver: tokens.satoken.io, readOnly: true,"
+                        + " volumeAttributes: {projections: <the satoken.io/projections annotation>}}");
         badPod(c, client, "mount path taken", podWithSpec("\"volumes\":[{\"name\":\"x\",\"emptyDir\":{}}],"
                 + "\"containers\":[{\"name\":\"a\",\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":"
                 + "\"/var/run/secrets/satoken\"}]}]"), 422,

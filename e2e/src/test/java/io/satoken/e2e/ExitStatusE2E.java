@@ -28,7 +28,8 @@ class ExitStatusE2E {
             throws Exception {
         Path kubeconfig = tmp.resolve("kubeconfig");
         server.writeKubeconfig(kubeconfig, server.adminToken());
-        Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: pods\nrootDir: " + tmp.resolve("root") + "\n");
+        Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + tmp.resolve("kubelet")
+                + "\n");
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             String address = "127.0.0.1:" + taken.getLocalPort();
             try (SatokenProcess agent = SatokenProcess.agent("exit-status-agent", List.of("run", "--config",

@@ -7,8 +7,8 @@ import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import io.kubernetes.client.openapi.models.V1Volume;
+import io.kubernetes.client.openapi.models.V1VolumeMount;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,15 +17,18 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * Pods bound to a node the way the scheduler would leave them ({@code spec.nodeName} set at create; no
- * kubelet runs, so they stay Pending, which the agent serves), created concurrently. A create the API
+ * kubelet runs, so they stay Pending), each with one CSI inline volume of the agent's driver that the test,
+ * acting as the node's kubelet ({@link KubeletCsiClient}), publishes; created concurrently. A create the API
  * server answers with 429 (its in-flight limit) is retried after a short pause, as a controller would.
  */
 final class NodePods {
 
-    static final String ANNOTATION = "satoken.io/projections";
+    /** The name of each pod's token volume. */
+    static final String VOLUME = "tokens";
 
     private final ApiClient client;
     private final String namespace;
@@ -40,16 +43,15 @@ final class NodePods {
         this.serviceAccount = serviceAccount;
     }
 
-    /** Creates one pod with the given annotation value (null: no annotation); returns it as created. */
-    V1Pod create(String name, String projections) throws ApiException {
-        V1ObjectMeta meta = new V1ObjectMeta().name(name);
-        if (projections != null) {
-            meta.annotations(Map.of(ANNOTATION, projections));
-        }
-        V1Pod pod = new V1Pod().metadata(meta)
+    /** Creates one pod whose volume {@value #VOLUME} has these attributes; returns it as created. */
+    V1Pod create(String name, Map<String, String> attributes) throws ApiException {
+        V1Pod pod = new V1Pod().metadata(new V1ObjectMeta().name(name))
                 // client-java sends "overhead": {} unless told not to; the API server refuses it
                 .spec(new V1PodSpec().overhead(null).nodeName(node).serviceAccountName(serviceAccount)
-                        .addContainersItem(new V1Container().name("app").image("busybox")));
+                        .addVolumesItem(KubeletCsiClient.volume(VOLUME, attributes))
+                        .addContainersItem(new V1Container().name("app").image("busybox")
+                                .addVolumeMountsItem(new V1VolumeMount().name(VOLUME)
+                                        .mountPath("/var/run/secrets/tokens").readOnly(true))));
         while (true) {
             try {
                 return new CoreV1Api(client).createNamespacedPod(namespace, pod).execute();
@@ -63,20 +65,29 @@ final class NodePods {
         }
     }
 
-    /** Creates {@code count} pods {@code prefix-00000}... with {@code threads} threads; returns their uids. */
-    List<String> createMany(String prefix, int count, String projections, int threads) throws Exception {
+    /**
+     * Creates {@code count} pods {@code prefix-00000}... with {@code threads} threads, handing each to
+     * {@code created} as soon as it exists (as the API server's watch hands it to the node's kubelet);
+     * returns them in order.
+     */
+    List<V1Pod> createMany(String prefix, int count, Map<String, String> attributes, int threads,
+            Consumer<V1Pod> created) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             List<Future<V1Pod>> futures = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 String name = String.format("%s-%05d", prefix, i);
-                futures.add(pool.submit(() -> create(name, projections)));
+                futures.add(pool.submit(() -> {
+                    V1Pod pod = create(name, attributes);
+                    created.accept(pod);
+                    return pod;
+                }));
             }
-            List<String> uids = new ArrayList<>(count);
+            List<V1Pod> pods = new ArrayList<>(count);
             for (Future<V1Pod> f : futures) {
-                uids.add(f.get().getMetadata().getUid());
+                pods.add(f.get());
             }
-            return uids;
+            return pods;
         } finally {
             pool.shutdownNow();
         }
@@ -87,14 +98,8 @@ final class NodePods {
         return throttled.get();
     }
 
-    /** How many of the pods have their file {@code path} under {@code <rootDir>/pods/<uid>/}. */
-    static int withFile(Path rootDir, List<String> uids, String path) {
-        int n = 0;
-        for (String uid : uids) {
-            if (Files.exists(rootDir.resolve("pods").resolve(uid).resolve(path))) {
-                n++;
-            }
-        }
-        return n;
+    /** The pod's token volume, as its spec holds it: what the kubelet publishes. */
+    static V1Volume volume(V1Pod pod) {
+        return pod.getSpec().getVolumes().stream().filter(v -> VOLUME.equals(v.getName())).findFirst().orElseThrow();
     }
 }

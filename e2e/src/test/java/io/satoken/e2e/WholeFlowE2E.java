@@ -2,9 +2,11 @@ package io.satoken.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
-import io.kubernetes.client.openapi.ApiClient;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
 import io.kubernetes.client.openapi.apis.AuthorizationV1Api;
@@ -13,6 +15,7 @@ import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
 import io.kubernetes.client.openapi.models.AdmissionregistrationV1WebhookClientConfig;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1AggregationRule;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1BoundObjectReference;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
@@ -63,13 +66,16 @@ import org.junit.jupiter.api.TestMethodOrder;
  * The whole system as an operator runs it: a kube-apiserver with its own ServiceAccount admission plugin
  * off and the control plane's signing key among its {@code --service-account-key-file}s;
  * {@code satoken-controlplane} (every controller and the webhook, as its own ServiceAccount with
- * {@code controlplane/deploy/10-rbac.yaml}) and {@code satoken-agent} in pod mode for node-a (as
+ * {@code controlplane/deploy/10-rbac.yaml}) and {@code satoken-agent} in CSI mode for node-a (as
  * {@code satoken-system/satoken-agent} with {@code agent/deploy/10-rbac.yaml}, its token bound to an agent
  * pod on node-a), each a separate process started from its launcher; the webhook registered by
  * {@code controlplane/deploy/50-webhook-configurations.yaml} with its caBundle (the service reference
- * replaced by a loopback URL, as there is no cluster network).
+ * replaced by a loopback URL, as there is no cluster network). No kubelet runs: the test is node-a's kubelet
+ * on the agent's CSI sockets ({@link KubeletCsiClient}), publishing the volume the webhook injected into a
+ * pod as the kubelet would when the pod starts, and unpublishing it when the pod is deleted.
  */
 @RequiresKubeApiServer
+@RequiresMounts
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class WholeFlowE2E {
 
@@ -85,7 +91,8 @@ class WholeFlowE2E {
     static SatokenProcess agent;
     static CoreV1Api admin;
     static Path work;
-    static Path rootDir;
+    static Path kubeletDir;
+    static KubeletCsiClient kubelet;
     static Path rootCa;
     static String agentToken;
     static String namespace;
@@ -113,7 +120,7 @@ class WholeFlowE2E {
                 IssuedTokens.record(server.serviceAccountToken(CONTROLPLANE_NS, "satoken-controlplane")));
 
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
-        rootDir = Files.createDirectories(work.resolve("var-lib-satoken"));
+        kubeletDir = Files.createDirectories(work.resolve("kubelet"));
         int webhookPort = E2E.freePort();
         String cpMetrics = "127.0.0.1:" + E2E.freePort();
         controlplaneArgs = List.of("run",
@@ -126,8 +133,7 @@ class WholeFlowE2E {
                 "--webhook-address=127.0.0.1:" + webhookPort,
                 "--tls-cert-file=" + tls.cert(),
                 "--tls-private-key-file=" + tls.key(),
-                "--agent-service-account=" + AGENT_NS + "/" + AGENT_SA,
-                "--agent-root-dir=" + rootDir);
+                "--agent-service-account=" + AGENT_NS + "/" + AGENT_SA);
         controlplaneMetrics = cpMetrics;
         controlplane = SatokenProcess.controlplane("flow-controlplane", controlplaneArgs, cpMetrics, Map.of());
         controlplane.awaitReady(WAIT);
@@ -149,11 +155,14 @@ class WholeFlowE2E {
         Path agentKubeconfig = work.resolve("agent.kubeconfig");
         server.writeKubeconfig(agentKubeconfig, agentToken);
         Path agentConfig = work.resolve("agent.yaml");
-        Files.writeString(agentConfig, "mode: pods\nrootDir: " + rootDir + "\n");
+        Files.writeString(agentConfig, "mode: csi\nkubeletDir: " + kubeletDir + "\n");
         String agentMetrics = "127.0.0.1:" + E2E.freePort();
         agent = SatokenProcess.agent("flow-agent", List.of("run", "--config", agentConfig.toString(),
                 "--kubeconfig", agentKubeconfig.toString(), "--node-name", NODE,
                 "--metrics-address", agentMetrics), agentMetrics, Map.of());
+        kubelet = KubeletCsiClient.open(kubeletDir);
+        KubeletCsiClient.Registration registration = kubelet.register(agent, WAIT);
+        assertThat(registration.nodeId()).as("NodeGetInfo's node id").isEqualTo(NODE);
         agent.awaitReady(WAIT);
     }
 
@@ -161,7 +170,13 @@ class WholeFlowE2E {
     static void stopTheSystem() {
         int agentStatus = agent == null ? 0 : agent.stop();
         int controlplaneStatus = controlplane == null ? 0 : controlplane.stop();
+        if (kubelet != null) {
+            kubelet.close(); // unmounts the tmpfs the agent leaves for its next start
+        }
         E2E.closeKeepingLogs(server, "flow");
+        if (work != null && mountsUnder(work) == 0) {
+            MemoryDirs.delete(work); // the kubeconfigs hold tokens
+        }
         assertThat(agentStatus).as("agent exit status after SIGTERM").isZero();
         assertThat(controlplaneStatus).as("control plane exit status after SIGTERM").isZero();
     }
@@ -180,7 +195,7 @@ class WholeFlowE2E {
 
     @Test
     @Order(2)
-    void annotatedPod_isInjected_getsItsTokenFile_whichTheApiServerAcceptsForItsAudience_namingThePod()
+    void annotatedPod_getsTheCsiVolume_whosePublishWritesItsTokenFile_whichTheApiServerAcceptsForItsAudience_namingThePod()
             throws Exception {
         V1Pod reader = annotated("reader", NODE);
         reader.getSpec().securityContext(new V1PodSecurityContext().runAsUser(1000L).runAsGroup(1000L).fsGroup(2000L));
@@ -192,54 +207,75 @@ class WholeFlowE2E {
         V1Volume apiAccess = spec.getVolumes().stream()
                 .filter(v -> v.getName().startsWith("kube-api-access-")).findFirst().orElseThrow();
         assertThat(apiAccess.getProjected()).isNotNull();
-        // ... and the agent's directory
-        V1Volume agentVolume = spec.getVolumes().stream()
-                .filter(v -> v.getName().equals("satoken-agent-tokens")).findFirst().orElseThrow();
-        assertThat(agentVolume.getHostPath().getPath()).isEqualTo(rootDir.resolve("pods").toString());
-        assertThat(agentVolume.getHostPath().getType()).isEqualTo("Directory");
+        // ... and the agent's CSI inline volume, carrying the annotation as it was written
+        V1Volume agentVolume = agentVolume(created);
+        assertThat(agentVolume.getHostPath()).as("no hostPath").isNull();
+        V1CSIVolumeSource csi = agentVolume.getCsi();
+        assertThat(csi.getDriver()).isEqualTo(KubeletCsiClient.DRIVER);
+        assertThat(csi.getReadOnly()).isTrue();
+        assertThat(csi.getVolumeAttributes()).containsExactly(
+                Map.entry("projections", created.getMetadata().getAnnotations().get("satoken.io/projections")));
+        assertThat(spec.getVolumes()).as("no hostPath volume at all").allMatch(v -> v.getHostPath() == null);
         V1Container c = spec.getContainers().get(0);
         assertThat(c.getVolumeMounts()).extracting(V1VolumeMount::getMountPath)
                 .contains("/var/run/secrets/kubernetes.io/serviceaccount", "/var/run/secrets/satoken");
         V1VolumeMount tokens = c.getVolumeMounts().stream()
                 .filter(m -> m.getName().equals("satoken-agent-tokens")).findFirst().orElseThrow();
         assertThat(tokens.getReadOnly()).isTrue();
-        assertThat(tokens.getSubPathExpr()).isEqualTo("$(POD_UID)");
-        assertThat(c.getEnv()).extracting(V1EnvVar::getName).contains("POD_UID");
+        assertThat(tokens.getSubPathExpr()).isNull();
+        assertThat(tokens.getSubPath()).isNull();
+        assertThat(c.getEnv() == null ? List.<V1EnvVar>of() : c.getEnv()).extracting(V1EnvVar::getName)
+                .doesNotContain("POD_UID");
 
-        // the agent: the token file, with kubelet's modes for an fsUser and fsGroup
+        // the kubelet publishes it: the agent mounts a tmpfs there and answers once the file is written, with
+        // kubelet's modes for an fsUser and fsGroup
         String uid = created.getMetadata().getUid();
-        Path podDir = rootDir.resolve("pods").resolve(uid);
-        Path file = podDir.resolve("vault/token");
-        await().atMost(WAIT).until(() -> Files.isRegularFile(file));
+        Path target = kubelet.publish(created, agentVolume);
+        assertThat(target).isEqualTo(kubeletDir.resolve("pods").resolve(uid)
+                .resolve("volumes/kubernetes.io~csi/satoken-agent-tokens/mount"));
+        MountTable.Mount mount = MountTable.at(target);
+        assertThat(mount).as("a mount at %s", target).isNotNull();
+        assertThat(mount.type()).isEqualTo("tmpfs");
+        assertThat(mount.source()).isEqualTo(KubeletCsiClient.DRIVER);
+        Path file = target.resolve("vault/token");
+        assertThat(file).isRegularFile();
         PosixFileAttributes attrs = Files.readAttributes(file, PosixFileAttributes.class);
         assertThat(PosixFilePermissions.toString(attrs.permissions())).isEqualTo("rw-r-----");
         assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
         assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
         // every directory of the layout 0755 (AW-1), every file the token's own mode; nothing else in it
-        try (Stream<Path> all = Files.walk(rootDir.resolve("pods"))) {
+        try (Stream<Path> all = Files.walk(target)) {
             for (Path p : all.toList()) {
                 if (Files.isSymbolicLink(p)) {
                     continue;
                 }
                 String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
-                assertThat(mode).as("mode of %s", rootDir.relativize(p))
+                assertThat(mode).as("mode of %s", target.relativize(p))
                         .isEqualTo(Files.isDirectory(p) ? "rwxr-xr-x" : "rw-r-----");
             }
         }
-        assertThat(Files.readSymbolicLink(podDir.resolve("..data")).toString()).startsWith("..");
+        assertThat(Files.readSymbolicLink(target.resolve("..data")).toString()).startsWith("..");
+        // publishing again, as the kubelet may, answers the same and changes nothing
+        String token = IssuedTokens.read(file);
+        assertThat(kubelet.publish(created, agentVolume)).isEqualTo(target);
+        assertThat(IssuedTokens.read(file)).isEqualTo(token);
 
-        V1TokenReviewStatus review = ApiChecks.review(server, IssuedTokens.read(file), "vault");
+        V1TokenReviewStatus review = ApiChecks.review(server, token, "vault");
         assertThat(review.getAuthenticated()).isTrue();
         assertThat(review.getAudiences()).containsExactly("vault");
         assertThat(review.getUser().getUsername()).isEqualTo("system:serviceaccount:" + namespace + ":default");
         assertThat(review.getUser().getExtra()).containsEntry("authentication.kubernetes.io/pod-name", List.of("reader"))
                 .containsEntry("authentication.kubernetes.io/pod-uid", List.of(uid));
-        assertThat(ApiChecks.review(server, IssuedTokens.read(file), "another-audience").getAuthenticated())
+        assertThat(ApiChecks.review(server, token, "another-audience").getAuthenticated())
                 .as("the token is scoped to its audience").isNotEqualTo(Boolean.TRUE);
 
-        // deleting the pod removes its directory
+        // deleting the pod: the kubelet unpublishes, and the agent unmounts the tmpfs and removes the directory
         admin.deleteNamespacedPod("reader", namespace).gracePeriodSeconds(0).execute();
-        await().atMost(WAIT).until(() -> !Files.exists(podDir));
+        kubelet.unpublish(created, "satoken-agent-tokens");
+        assertThat(MountTable.at(target)).as("the tmpfs after unpublish").isNull();
+        assertThat(target).as("the target directory after unpublish").doesNotExist();
+        assertThat(agentVolumeRecords()).as("the agent's volume records after unpublish").isEmpty();
+        kubelet.unpublish(created, "satoken-agent-tokens"); // the kubelet retries; a second answer is OK too
     }
 
     @Test
@@ -266,15 +302,27 @@ class WholeFlowE2E {
                     .getStatus().getToken();
             granted += IssuedTokens.record(token).isBlank() ? 0 : 1;
         }
+        // and through the agent itself: a volume of the pod on node-a is published, one of the pod on node-b
+        // (which node-a's kubelet would never ask for) is refused with the API server's reason, nothing mounted
+        Path hereToken = kubelet.publish(here, agentVolume(here)).resolve("vault/token");
+        IssuedTokens.read(hereToken);
+        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+                () -> kubelet.publish(elsewhere, agentVolume(elsewhere)));
+        Path elsewhereTarget = kubelet.targetPath(elsewhere, "satoken-agent-tokens");
         Figures.record("node-confinement", String.format("the agent's identity (token bound to its pod on %s):"
                 + " %d of %d TokenRequests for a pod on node-b denied with 403 naming both nodes; %d of %d for a pod"
-                + " on %s granted", NODE, denied, CONFINEMENT_TRIES, granted, CONFINEMENT_TRIES, NODE));
+                + " on %s granted; through the agent's CSI socket, the node-a pod's volume published with its token,"
+                + " the node-b pod's refused with %s (\"%s\"), nothing mounted", NODE, denied, CONFINEMENT_TRIES,
+                granted, CONFINEMENT_TRIES, NODE, refused == null ? "OK" : refused.getStatus().getCode(),
+                refused == null ? "" : refused.getStatus().getDescription()));
         assertThat(denied).as("requests for another node's pod denied").isEqualTo(CONFINEMENT_TRIES);
         assertThat(granted).as("requests for its own node's pod granted").isEqualTo(CONFINEMENT_TRIES);
-        // and the agent, having served the later pod on its node, wrote nothing for the one on node-b
-        await().atMost(WAIT).until(() -> Files.isRegularFile(
-                rootDir.resolve("pods").resolve(here.getMetadata().getUid()).resolve("vault/token")));
-        assertThat(rootDir.resolve("pods").resolve(elsewhere.getMetadata().getUid())).doesNotExist();
+        assertThat(refused).as("publishing the node-b pod's volume through node-a's agent").isNotNull();
+        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(refused.getStatus().getDescription()).contains("403").contains("node-b").contains(NODE);
+        assertThat(MountTable.at(elsewhereTarget)).as("a mount for the node-b pod").isNull();
+        assertThat(elsewhereTarget).as("the node-b pod's target, left empty").satisfiesAnyOf(
+                t -> assertThat(t).doesNotExist(), t -> assertThat(t).isEmptyDirectory());
     }
 
     @Test
@@ -328,8 +376,7 @@ class WholeFlowE2E {
     void controlPlaneKilled_podsAreRefusedWhileItIsDown_tokensOnDiskStay_andItsRestartAdmitsThemAgain()
             throws Exception {
         V1Pod before = admin.createNamespacedPod(namespace, annotated("before-crash", NODE)).execute();
-        Path token = rootDir.resolve("pods").resolve(before.getMetadata().getUid()).resolve("vault/token");
-        await().atMost(WAIT).until(() -> Files.isRegularFile(token));
+        Path token = kubelet.publish(before, agentVolume(before)).resolve("vault/token");
         String onDisk = IssuedTokens.read(token);
 
         controlplane.kill();
@@ -346,8 +393,7 @@ class WholeFlowE2E {
         controlplane.awaitReady(WAIT);
         V1Pod after = admin.createNamespacedPod(namespace, annotated("after-restart", NODE)).execute();
         assertThat(after.getSpec().getVolumes()).extracting(V1Volume::getName).contains("satoken-agent-tokens");
-        await().atMost(WAIT).until(() -> Files.isRegularFile(
-                rootDir.resolve("pods").resolve(after.getMetadata().getUid()).resolve("vault/token")));
+        assertThat(kubelet.publish(after, agentVolume(after)).resolve("vault/token")).isRegularFile();
     }
 
     // --- helpers ---------------------------------------------------------------------------------
@@ -383,6 +429,28 @@ class WholeFlowE2E {
         p.getMetadata().annotations(Map.of("satoken.io/projections",
                 "- path: vault/token\n  audience: vault\n  expirationSeconds: 3600\n"));
         return p;
+    }
+
+    private static int mountsUnder(Path dir) {
+        try {
+            return MountTable.under(dir).size();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    /** The volume the webhook injected: what node-a's kubelet publishes when the pod starts. */
+    private static V1Volume agentVolume(V1Pod pod) {
+        return pod.getSpec().getVolumes().stream().filter(v -> v.getName().equals("satoken-agent-tokens"))
+                .findFirst().orElseThrow();
+    }
+
+    /** The agent's records of the volumes it has published (never a token). */
+    private static List<Path> agentVolumeRecords() throws IOException {
+        Path dir = kubeletDir.resolve("plugins").resolve(KubeletCsiClient.DRIVER).resolve("volumes");
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".json")).toList();
+        }
     }
 
     private static AuthenticationV1TokenRequest boundTo(V1Pod pod) {

@@ -42,6 +42,9 @@ public final class Manifests {
             } else if (o instanceof V1RoleBinding binding) {
                 ignoreConflict(() -> rbac.createNamespacedRoleBinding(binding.getMetadata().getNamespace(), binding)
                         .execute());
+            } else if (o instanceof io.kubernetes.client.openapi.models.V1CSIDriver driver) {
+                ignoreConflict(() -> new io.kubernetes.client.openapi.apis.StorageV1Api(admin).createCSIDriver(driver)
+                        .execute());
             } else {
                 throw new IllegalStateException("unexpected object in " + manifest + ": " + o.getClass());
             }
