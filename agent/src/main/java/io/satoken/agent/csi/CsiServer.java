@@ -5,6 +5,7 @@ import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
@@ -63,6 +64,7 @@ public final class CsiServer implements AutoCloseable {
     private final String version;
     private final CsiVolumes volumes;
     private final BiConsumer<Duration, String> publishes;
+    private final io.kubernetes.client.openapi.ApiClient warmUp;
     private final AtomicBoolean registered = new AtomicBoolean();
     private EventLoopGroup loop;
     private ExecutorService handlers;
@@ -76,12 +78,19 @@ public final class CsiServer implements AutoCloseable {
      */
     public CsiServer(Path kubeletDir, String nodeName, String version, CsiVolumes volumes,
             BiConsumer<Duration, String> publishes) {
+        this(kubeletDir, nodeName, version, volumes, publishes, null);
+    }
+
+    /** @param warmUp a client to warm up before the first publish arrives ({@link Warmup}), or null */
+    public CsiServer(Path kubeletDir, String nodeName, String version, CsiVolumes volumes,
+            BiConsumer<Duration, String> publishes, io.kubernetes.client.openapi.ApiClient warmUp) {
         this.csiSocket = socketPath(kubeletDir);
         this.registrationSocket = kubeletDir.resolve("plugins_registry").resolve(DRIVER + "-reg.sock");
         this.nodeName = nodeName;
         this.version = version;
         this.volumes = volumes;
         this.publishes = publishes;
+        this.warmUp = warmUp;
     }
 
     /** Where the CSI services listen: {@code <kubeletDir>/plugins/tokens.satoken.io/csi.sock}. */
@@ -91,6 +100,9 @@ public final class CsiServer implements AutoCloseable {
 
     /** Starts both servers: the CSI socket first, so the kubelet finds it when the registration asks. */
     public synchronized void start() throws IOException {
+        if (warmUp != null) {
+            Warmup.start(warmUp);
+        }
         loop = new EpollEventLoopGroup(1, daemonThreads("satoken-csi-io"));
         AtomicInteger n = new AtomicInteger();
         // publish and unpublish read the API and run mount; a few threads, queued beyond that
@@ -148,6 +160,8 @@ public final class CsiServer implements AutoCloseable {
                 .bossEventLoopGroup(loop)
                 .workerEventLoopGroup(loop)
                 .executor(handlers)
+                // gRPC sets TCP keepalive on every connection; a unix socket has none, and netty warns on each one
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                 .maxInboundMessageSize(1024 * 1024);
         for (ServerServiceDefinition service : services) {
             builder.addService(service);

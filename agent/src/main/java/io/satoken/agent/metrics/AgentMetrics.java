@@ -144,7 +144,8 @@ public final class AgentMetrics implements RefreshListener {
 
     /** Registers the gauge of published CSI volumes. */
     public void watchVolumes(java.util.function.IntSupplier published) {
-        Gauge.builder("satoken.csi.volumes", published, s -> s.getAsInt())
+        // strong: a gauge holds its object weakly, and a method reference has no other holder (NaN after a GC)
+        Gauge.builder("satoken.csi.volumes", published, s -> s.getAsInt()).strongReference(true)
                 .description("CSI volumes published on this node").register(registry);
     }
 

@@ -118,7 +118,7 @@ public final class AgentRuntime implements AutoCloseable {
             int resumed = volumes.resume();
             metrics.watchVolumes(volumes::size);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
-                    metrics::csiPublish);
+                    metrics::csiPublish, apiClient);
             csi.start();
             log.info("CSI mode: node {}, {} volume(s) resumed", settings.nodeName(), resumed);
         }

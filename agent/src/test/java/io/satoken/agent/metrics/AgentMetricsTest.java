@@ -31,6 +31,16 @@ class AgentMetricsTest {
     private final FakeClock clock = new FakeClock(START);
     private final AgentMetrics metrics = new AgentMetrics(clock);
 
+    /** Regression: the gauge held its supplier weakly, so it read NaN once a GC had run. */
+    @Test
+    void csiVolumesGauge_keepsReadingItsSupplier_afterAGarbageCollection() {
+        metrics.watchVolumes(() -> 3);
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        assertThat(metrics.registry().scrape()).contains("satoken_csi_volumes 3.0");
+    }
+
     @Test
     void meteredSource_countsEachCallByResult_andTimesIt() throws Exception {
         ScriptedTokenSource scripted = new ScriptedTokenSource(clock, Duration.ofHours(1));
