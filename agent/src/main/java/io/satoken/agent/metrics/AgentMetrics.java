@@ -38,7 +38,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * satoken_token_soonest_expiry_seconds                              until the soonest token expires
  * satoken_file_writes_total{result=success|failure}                 token files (re)written
  * satoken_projections{state=pending|ready|refresh_failing|failed}   token files by state
- * satoken_projections_invalid_total{source=pod|config}              rejected projection input
+ * satoken_projections_invalid_total{source=config}                  rejected configs
+ * satoken_csi_publish_seconds{result=success|invalid_argument|...}   NodePublishVolume calls (summary)
+ * satoken_csi_volumes                                               CSI volumes published on this node
  * satoken_token_clock_skew_seconds                                  last token's iat minus local time
  * satoken_token_clock_skew_total                                    tokens issued in the local future
  * satoken_events_total{result=created|failed}                       Kubernetes Events sent
@@ -149,7 +151,7 @@ public final class AgentMetrics implements RefreshListener {
                 .description("CSI volumes published on this node").register(registry);
     }
 
-    /** A projection was rejected: {@code source} is {@code pod} or {@code config}. */
+    /** A projection was rejected: {@code source} is {@code config} (CSI attributes count in csiPublish). */
     public void invalidProjection(String source) {
         counter("satoken.projections.invalid", "source", source).increment();
     }
