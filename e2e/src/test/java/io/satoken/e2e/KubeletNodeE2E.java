@@ -32,6 +32,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The real-node harness itself: a v1.26 kubelet on containerd runs a non-root pod that the
@@ -41,6 +44,8 @@ import org.junit.jupiter.api.TestInstance;
  * kubelet's root dir. Records how long the node took to be Ready and the pod to be Running, the baseline
  * every real-node test builds on.
  */
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(KubeletNode.RESOURCE)
 @RequiresKubeletNode
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class KubeletNodeE2E {

@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * An API server outage across a token's refresh time, with the built agent in static mode as a separate
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * server is kept down until at least one refresh has failed and the token is 510 s old, so the retries
  * have backed off for a while, and is back with about 80 s of the token's life left.
  */
+@Execution(ExecutionMode.CONCURRENT) // waits ~9 min for one rotation; see junit-platform.properties
 @RequiresKubeApiServer
 class OutageE2E {
 

@@ -12,12 +12,14 @@ import java.util.regex.Matcher;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Secrets hygiene, after every other test of the suite (it is ordered last): no log any process of the
  * suite wrote (agents, control planes, kube-apiserver, etcd, install.sh) holds a token the suite saw
  * issued, or anything shaped like a JWT.
  */
+@Isolated // after the concurrent classes too, so their logs are complete
 @Order(Integer.MAX_VALUE)
 class SecretsHygieneE2E {
 

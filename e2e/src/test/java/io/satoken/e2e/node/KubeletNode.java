@@ -54,6 +54,8 @@ import org.junit.jupiter.api.Assumptions;
  */
 public final class KubeletNode implements AutoCloseable {
 
+    /** The JUnit resource lock of the machine's one node: test classes that start a node hold it. */
+    public static final String RESOURCE = "satoken.kubelet-node";
     /** How long a start may take before it counts as failed; a node is usually Ready within 2 s. */
     public static final Duration DEFAULT_READY_TIMEOUT = Duration.ofSeconds(90);
     /** How long {@link #exec} waits for a command. */

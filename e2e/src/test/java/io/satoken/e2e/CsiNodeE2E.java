@@ -1,0 +1,414 @@
+package io.satoken.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.StorageV1Api;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.kubernetes.client.openapi.models.V1CSINode;
+import io.kubernetes.client.openapi.models.V1CSINodeDriver;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
+import io.kubernetes.client.openapi.models.V1Capabilities;
+import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1HostPathVolumeSource;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSecurityContext;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1ProjectedVolumeSource;
+import io.kubernetes.client.openapi.models.V1SeccompProfile;
+import io.kubernetes.client.openapi.models.V1SecurityContext;
+import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.kubernetes.client.openapi.models.V1ServiceAccountTokenProjection;
+import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
+import io.kubernetes.client.openapi.models.V1Volume;
+import io.kubernetes.client.openapi.models.V1VolumeMount;
+import io.kubernetes.client.openapi.models.V1VolumeProjection;
+import io.satoken.common.testing.Manifests;
+import io.satoken.e2e.node.ExecResult;
+import io.satoken.e2e.node.KubeletNode;
+import io.satoken.e2e.node.RunningPod;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
+
+/**
+ * The agent as the CSI driver of a real kubelet: real pods in a namespace that enforces the {@code restricted}
+ * Pod Security level get their tokens through the kubelet's mount of the agent's tmpfs, side by side with
+ * kubelet's own projected token.
+ *
+ * <p>One node and one agent for the whole class, and the steps build on each other, in order: (a) the
+ * restricted pod reads a token the API server accepts, bound to it; (c) compared with kubelet's token in the
+ * same pod; (f) another pod reaches nothing of the first one's; (g) bad attributes reach the pod's Events;
+ * (e) the agent is killed and restarted with no TokenRequest for the tokens it holds; (b) both tokens rotate
+ * in the running container, the agent's after that restart (so refreshing resumed); (d) deleting the pod
+ * unmounts and removes everything. The tokens live 600 s, the API server's minimum, so the class waits about
+ * eight minutes for the rotations; no test-only setting shortens it.
+ */
+@Execution(ExecutionMode.CONCURRENT) // waits ~8 min for rotations; see junit-platform.properties
+@ResourceLock(KubeletNode.RESOURCE)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CsiNodeE2E {
+
+    private static final String TEST = "CsiNodeE2E";
+    private static final String DRIVER = "tokens.satoken.io";
+    private static final String AUDIENCE = "vault";
+    private static final long LIFETIME = 600;
+    private static final String SA = "app";
+    private static final long USER = 1000;
+    private static final long FS_GROUP = 2000;
+
+    private static KubeletNode node;
+    private static Path work;
+    private static Path agentConfig;
+    private static Path agentKubeconfig;
+    private static String metricsAddress;
+    private static SatokenProcess agent;
+    private static String namespace;
+    private static RunningPod app;
+    private static String firstAgentToken;
+    private static String firstKubeletToken;
+    private static double issuedBeforeRestart;
+
+    @BeforeAll
+    static void startNodeAndAgent() throws Exception {
+        KubeletNode.assumeAvailable();
+        node = KubeletNode.builder().start();
+        Figures.record(TEST, String.format(Locale.ROOT, "node Ready %d ms after the kubelet started",
+                node.readyTime().toMillis()));
+        work = Files.createTempDirectory("satoken-csi-e2e");
+        Manifests.apply(node.apiServer(), E2E.repo().resolve("agent/deploy/25-csidriver.yaml"));
+        agentKubeconfig = AgentIdentity.kubeconfig(node.apiServer(), work.resolve("agent.kubeconfig"));
+        agentConfig = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir() + "\n");
+        metricsAddress = "127.0.0.1:" + E2E.freePort();
+        agent = startAgent("csi-node-agent");
+        // /readyz includes csi-registered: the kubelet took the registration socket and registered the driver
+        awaitTrue("CSINode lists " + DRIVER, Duration.ofSeconds(30), () -> csiNodeDrivers().contains(DRIVER));
+
+        namespace = node.createNamespace("csi", Map.of("pod-security.kubernetes.io/enforce", "restricted",
+                "pod-security.kubernetes.io/enforce-version", "latest"));
+        new CoreV1Api(node.adminClient()).createNamespacedServiceAccount(namespace,
+                new V1ServiceAccount().metadata(new V1ObjectMeta().name(SA))).execute();
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (node != null) {
+            node.close(); // deletes the pods first, while the agent still answers the unpublishes
+        }
+        if (agent != null) {
+            agent.close();
+        }
+        if (work != null) {
+            try (Stream<Path> files = Files.walk(work)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    // (a)
+    @Test
+    @Order(1)
+    void restrictedPod_readsAnAgentTokenTheApiServerAccepts_boundToThePod() throws Exception {
+        Instant created = Instant.now();
+        app = node.runPod(namespace, pod("app", csiVolume(Map.of("audience", AUDIENCE,
+                "expirationSeconds", String.valueOf(LIFETIME))), true), Duration.ofSeconds(90));
+        firstAgentToken = read(app, "/agent/token");
+        firstKubeletToken = read(app, "/kubelet/token");
+        Duration readable = Duration.between(created, Instant.now());
+
+        V1TokenReviewStatus review = ApiChecks.review(node.apiServer(), firstAgentToken, AUDIENCE);
+        assertThat(review.getAuthenticated()).as("TokenReview of the agent's token for %s", AUDIENCE).isTrue();
+        assertThat(review.getUser().getUsername()).isEqualTo("system:serviceaccount:" + namespace + ":" + SA);
+        assertThat(review.getUser().getExtra()).containsEntry("authentication.kubernetes.io/pod-name", List.of("app"))
+                .containsEntry("authentication.kubernetes.io/pod-uid", List.of(app.uid()));
+        assertThat(review.getAudiences()).containsExactly(AUDIENCE);
+
+        Figures.record(TEST, String.format(Locale.ROOT, "restricted pod: created -> Running %d ms, -> both tokens "
+                + "read in the container %d ms; the kubelet starts containers only after every volume is set up, "
+                + "so the agent's token was readable no later than kubelet's", app.createdToRunning().toMillis(),
+                readable.toMillis()));
+        double publishes = agent.metric("satoken_csi_publish_seconds_count", "result=\"success\"");
+        double publishSeconds = agent.metric("satoken_csi_publish_seconds_sum", "result=\"success\"");
+        Figures.record(TEST, String.format(Locale.ROOT, "NodePublishVolume: %.0f call(s), mean %.0f ms from the "
+                + "kubelet's call to the token written", publishes, 1000 * publishSeconds / publishes));
+    }
+
+    // (c)
+    @Test
+    @Order(2)
+    void agentToken_matchesKubeletsProjectedToken_inLayoutModesOwnersAndClaims() throws Exception {
+        String agentLayout = layout(app, "/agent");
+        String kubeletLayout = layout(app, "/kubelet");
+        // The same entries, each of the same kind (AW-1, AW-2, AW-4). The directories' modes differ, and are
+        // recorded: kubelet's tmpfs root is 1777 plus the setgid bit of fsGroup ownership, the agent's is 0755.
+        assertThat(withoutModes(agentLayout)).as("agent's volume vs kubelet's").isEqualTo(withoutModes(kubeletLayout));
+        String agentFile = exec(app, "stat", "-L", "-c", "%a %u:%g", "/agent/token").strip();
+        String kubeletFile = exec(app, "stat", "-L", "-c", "%a %u:%g", "/kubelet/token").strip();
+        // PV-16..PV-18: every container runs as 1000 and the pod has fsGroup 2000, so 0640 1000:2000
+        assertThat(agentFile).isEqualTo(kubeletFile).isEqualTo("640 " + USER + ":" + FS_GROUP);
+
+        JWTClaimsSet ours = SignedJWT.parse(firstAgentToken).getJWTClaimsSet();
+        JWTClaimsSet theirs = SignedJWT.parse(firstKubeletToken).getJWTClaimsSet();
+        assertThat(ours.getIssuer()).isEqualTo(theirs.getIssuer());
+        assertThat(ours.getSubject()).isEqualTo(theirs.getSubject());
+        assertThat(ours.getAudience()).isEqualTo(theirs.getAudience()).containsExactly(AUDIENCE);
+        assertThat(ours.getJSONObjectClaim("kubernetes.io")).isEqualTo(theirs.getJSONObjectClaim("kubernetes.io"));
+        assertThat(JwtClaims.of(firstAgentToken).lifetime()).isEqualTo(JwtClaims.of(firstKubeletToken).lifetime())
+                .isEqualTo(Duration.ofSeconds(LIFETIME));
+        Figures.record(TEST, "side by side with kubelet's projected token: same entries (agent: "
+                + agentLayout.replace("\n", "; ") + " | kubelet: " + kubeletLayout.replace("\n", "; ")
+                + "), same file " + agentFile + ", same iss/sub/aud/kubernetes.io claims and " + LIFETIME + " s lifetime");
+    }
+
+    // (f)
+    @Test
+    @Order(3)
+    void anotherPod_reachesNoneOfTheFirstPodsTokens_throughAnyVolumeRestrictedAllows() throws Exception {
+        // It may name another pod in its attributes: the kubelet's pod info overrides them.
+        RunningPod other = node.runPod(namespace, pod("other", csiVolume(Map.of("audience", AUDIENCE,
+                "csi.storage.k8s.io/pod.name", "app", "csi.storage.k8s.io/pod.uid", app.uid())), false),
+                Duration.ofSeconds(90));
+        String token = read(other, "/agent/token");
+        V1TokenReviewStatus review = ApiChecks.review(node.apiServer(), token, AUDIENCE);
+        assertThat(review.getUser().getExtra()).as("the other pod's token is bound to the other pod")
+                .containsEntry("authentication.kubernetes.io/pod-uid", List.of(other.uid()));
+        assertThat(token).isNotEqualTo(firstAgentToken);
+
+        Path appTarget = node.rootDir().resolve("pods").resolve(app.uid());
+        ExecResult look = node.exec(namespace, "other", "app", "ls", appTarget.toString());
+        assertThat(look.exitCode()).as("the first pod's kubelet directory seen from the other pod").isNotZero();
+
+        V1Pod hostPath = pod("thief", new V1Volume().name("agent").hostPath(new V1HostPathVolumeSource()
+                .path(node.rootDir().resolve("pods").toString())), false);
+        assertThatThrownBy(() -> new CoreV1Api(node.adminClient()).createNamespacedPod(namespace, hostPath).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(403);
+                    assertThat(e.getResponseBody()).contains("restricted", "hostPath");
+                });
+        Figures.record(TEST, "another restricted pod: its token is bound to itself even when its attributes name "
+                + "the first pod; the first pod's directory is not in its filesystem; a hostPath pod is refused (403)");
+    }
+
+    // (g)
+    @Test
+    @Order(4)
+    void invalidAttributes_areAFailedMountEventNamingTheAttribute() throws Exception {
+        V1Pod bad = pod("bad", csiVolume(Map.of("expirationSeconds", "60")), false);
+        new CoreV1Api(node.adminClient()).createNamespacedPod(namespace, bad).execute();
+        String[] message = new String[1];
+        awaitTrue("a FailedMount Event on pod bad", Duration.ofSeconds(60), () -> {
+            message[0] = failedMount("bad");
+            return message[0] != null;
+        });
+        assertThat(message[0]).contains("volumeAttributes.expirationSeconds", "10 minutes", "60");
+        Figures.record(TEST, "invalid attribute: FailedMount Event \"" + message[0].replaceAll("\\s+", " ") + "\"");
+        new CoreV1Api(node.adminClient()).deleteNamespacedPod("bad", namespace).gracePeriodSeconds(0).execute();
+    }
+
+    // (e)
+    @Test
+    @Order(5)
+    void agentRestart_requestsNoTokenItStillHolds_andTheVolumesStayPublished() throws Exception {
+        double issued = agent.metric("satoken_token_requests_total", "result=\"success\"");
+        issuedBeforeRestart = issued;
+        double serverBefore = ApiServerMetrics.tokenRequests(node.apiServer(), "201");
+        agent.kill();
+        agent = startAgent("csi-node-agent-restarted");
+        SatokenProcess.pause(Duration.ofSeconds(20));
+        double after = agent.metric("satoken_token_requests_total", "result=\"success\"");
+        double serverAfter = ApiServerMetrics.tokenRequests(node.apiServer(), "201");
+        assertThat(after).as("TokenRequests by the restarted agent").isZero();
+        assertThat(serverAfter - serverBefore).as("TokenRequests the API server answered 201 after the restart")
+                .isZero();
+        assertThat(agent.metric("satoken_csi_volumes")).as("volumes resumed").isEqualTo(2.0);
+        assertThat(read(app, "/agent/token")).isEqualTo(firstAgentToken);
+        Figures.record(TEST, String.format(Locale.ROOT, "agent SIGKILLed and restarted with 2 volumes published "
+                + "(%.0f tokens issued before): 0 TokenRequests in the 20 s after, both volumes resumed", issued));
+    }
+
+    // (b)
+    @Test
+    @Order(6)
+    void bothTokens_rotateInTheRunningContainer_theAgentsAfterItsRestart() throws Exception {
+        Instant issued = JwtClaims.of(firstAgentToken).issuedAt();
+        Instant kubeletIssued = JwtClaims.of(firstKubeletToken).issuedAt();
+        Instant deadline = JwtClaims.of(firstAgentToken).expiresAt().plusSeconds(30);
+        Instant agentRotated = null;
+        Instant kubeletRotated = null;
+        while ((agentRotated == null || kubeletRotated == null) && Instant.now().isBefore(deadline)) {
+            if (agentRotated == null && !read(app, "/agent/token").equals(firstAgentToken)) {
+                agentRotated = Instant.now();
+            }
+            if (kubeletRotated == null && !read(app, "/kubelet/token").equals(firstKubeletToken)) {
+                kubeletRotated = Instant.now();
+            }
+            SatokenProcess.pause(Duration.ofSeconds(2));
+        }
+        assertThat(agentRotated).as("the agent's token rotated before the first one expired").isNotNull();
+        assertThat(kubeletRotated).as("kubelet's token rotated before the first one expired").isNotNull();
+        String rotated = read(app, "/agent/token");
+        assertThat(ApiChecks.review(node.apiServer(), rotated, AUDIENCE).getAuthenticated()).isTrue();
+        V1Pod now = new CoreV1Api(node.adminClient()).readNamespacedPod("app", namespace).execute();
+        assertThat(now.getStatus().getContainerStatuses().get(0).getRestartCount()).as("container restarts").isZero();
+        Figures.record(TEST, String.format(Locale.ROOT, "rotation seen in the running container (no restart): the "
+                + "agent's at %.0f %% of the %d s lifetime (after its restart), kubelet's at %.0f %% (at a pod sync)",
+                percent(issued, agentRotated), LIFETIME, percent(kubeletIssued, kubeletRotated)));
+    }
+
+    // (d)
+    @Test
+    @Order(7)
+    void deletingThePod_unpublishesTheVolume_andLeavesNothingOnTheNode() throws Exception {
+        Path podDir = node.rootDir().resolve("pods").resolve(app.uid());
+        Path records = node.rootDir().resolve("plugins").resolve(DRIVER).resolve("volumes");
+        assertThat(mountsUnder(podDir)).as("tmpfs mounts of the pod before").hasSize(1);
+        new CoreV1Api(node.adminClient()).deleteNamespacedPod("app", namespace).gracePeriodSeconds(0).execute();
+        awaitTrue("the pod's directory is gone", Duration.ofSeconds(90), () -> !Files.exists(podDir));
+        assertThat(mountsUnder(podDir)).as("tmpfs mounts of the pod after").isEmpty();
+        assertThat(agent.metric("satoken_csi_volumes")).isEqualTo(1.0);
+        try (Stream<Path> left = Files.list(records)) {
+            assertThat(left.map(p -> p.getFileName().toString())).as("volume records").hasSize(1);
+        }
+        double requests = agent.metric("satoken_token_requests_total", "result=\"success\"");
+        Figures.record(TEST, String.format(Locale.ROOT, "pod deleted: volume unpublished, tmpfs unmounted, pod "
+                + "directory and record removed; TokenRequests: %.0f by the first agent for 2 pods' publishes, 0 at the "
+                + "restart, %.0f by the restarted agent for the rotations seen so far: one per pod per token lifetime",
+                issuedBeforeRestart, requests));
+    }
+
+    // --- the pieces -----------------------------------------------------------------------------
+
+    private static SatokenProcess startAgent(String name) throws IOException {
+        return SatokenProcess.agent(name, List.of("run", "--config", agentConfig.toString(),
+                        "--kubeconfig", agentKubeconfig.toString(), "--node-name", node.nodeName(),
+                        "--metrics-address", metricsAddress), metricsAddress, Map.of())
+                .awaitReady(Duration.ofSeconds(60));
+    }
+
+    private static V1Volume csiVolume(Map<String, String> attributes) {
+        return new V1Volume().name("agent").csi(new V1CSIVolumeSource().driver(DRIVER).readOnly(true)
+                .volumeAttributes(attributes));
+    }
+
+    /** A pod the restricted level admits: non-root 1000, fsGroup 2000, no capabilities, RuntimeDefault seccomp. */
+    private static V1Pod pod(String name, V1Volume agentVolume, boolean withKubeletToken) {
+        V1Container container = new V1Container().name("app").image("satoken.test/busybox:1")
+                .command(List.of("sleep", "86400"))
+                .securityContext(new V1SecurityContext().allowPrivilegeEscalation(false)
+                        .capabilities(new V1Capabilities().drop(List.of("ALL"))))
+                .addVolumeMountsItem(new V1VolumeMount().name("agent").mountPath("/agent").readOnly(true));
+        V1PodSpec spec = new V1PodSpec().nodeName(node.nodeName()).serviceAccountName(SA)
+                .automountServiceAccountToken(false).terminationGracePeriodSeconds(0L)
+                .securityContext(new V1PodSecurityContext().runAsNonRoot(true).runAsUser(USER).fsGroup(FS_GROUP)
+                        .seccompProfile(new V1SeccompProfile().type("RuntimeDefault")))
+                .addVolumesItem(agentVolume);
+        if (withKubeletToken) {
+            container.addVolumeMountsItem(new V1VolumeMount().name("kubelet").mountPath("/kubelet").readOnly(true));
+            spec.addVolumesItem(new V1Volume().name("kubelet").projected(new V1ProjectedVolumeSource()
+                    .addSourcesItem(new V1VolumeProjection().serviceAccountToken(new V1ServiceAccountTokenProjection()
+                            .audience(AUDIENCE).expirationSeconds(LIFETIME).path("token")))));
+        }
+        spec.addContainersItem(container);
+        spec.setOverhead(null); // client-java sends "overhead": {} otherwise, which the API server refuses
+        return new V1Pod().metadata(new V1ObjectMeta().name(name).namespace(namespace)).spec(spec);
+    }
+
+    /** The file's content as the container reads it; recorded so the secrets check looks for it in every log. */
+    private static String read(RunningPod pod, String file) throws IOException {
+        ExecResult result = node.exec(pod.namespace(), pod.name(), "app", "cat", file);
+        if (!result.succeeded()) {
+            throw new AssertionError("cat " + file + " in " + pod.name() + " failed (exit " + result.exitCode() + "): "
+                    + result.stderr());
+        }
+        return IssuedTokens.record(result.stdout().strip());
+    }
+
+    private static String exec(RunningPod pod, String... command) throws IOException {
+        ExecResult result = node.exec(pod.namespace(), pod.name(), "app", command);
+        if (!result.succeeded()) {
+            throw new AssertionError(String.join(" ", command) + " failed: " + result.stderr());
+        }
+        return result.stdout();
+    }
+
+    /**
+     * A volume's entries as names and kinds, timestamps masked: {@code ..data -> ..<ts>}, {@code token ->
+     * ..data/token}, the directory's mode.
+     */
+    private static String layout(RunningPod pod, String dir) throws IOException {
+        String listing = exec(pod, "sh", "-c", "cd " + dir + " && for f in .* *; do "
+                + "[ \"$f\" = . ] || [ \"$f\" = .. ] || echo \"$f $(stat -c '%F %a' \"$f\") $(readlink \"$f\")\"; done; "
+                + "stat -c 'dir %a' .");
+        return listing.lines().map(l -> l.replaceAll("\\.\\.\\d{4}_\\d{2}_\\d{2}_\\d{2}_\\d{2}_\\d{2}\\.\\d+", "..<ts>"))
+                .sorted().reduce((a, b) -> a + "\n" + b).orElse("");
+    }
+
+    /** A layout line without its mode: {@code token symbolic link ..data/token}. */
+    private static String withoutModes(String layout) {
+        return layout.replaceAll(" \\d{3,4}\\b", "");
+    }
+
+    private static String failedMount(String pod) {
+        try {
+            List<CoreV1Event> events = new CoreV1Api(node.adminClient()).listNamespacedEvent(namespace)
+                    .fieldSelector("involvedObject.name=" + pod).execute().getItems();
+            return events.stream().filter(e -> "FailedMount".equals(e.getReason())).map(CoreV1Event::getMessage)
+                    .filter(Objects::nonNull).findFirst().orElse(null);
+        } catch (ApiException e) {
+            return null;
+        }
+    }
+
+    private static List<String> csiNodeDrivers() {
+        try {
+            V1CSINode csiNode = new StorageV1Api(node.adminClient()).readCSINode(node.nodeName()).execute();
+            return csiNode.getSpec().getDrivers().stream().map(V1CSINodeDriver::getName).toList();
+        } catch (ApiException e) {
+            return List.of();
+        }
+    }
+
+    /** The agent's tmpfs mounts (source {@value #DRIVER}) under {@code dir}. */
+    private static List<String> mountsUnder(Path dir) throws IOException {
+        return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                .filter(l -> l.contains(" - tmpfs " + DRIVER + " "))
+                .map(l -> l.split(" ")[4])
+                .filter(p -> p.startsWith(dir.toString())).toList();
+    }
+
+    private static double percent(Instant issued, Instant seen) {
+        return 100.0 * Duration.between(issued, seen).toMillis() / (LIFETIME * 1000.0);
+    }
+
+    private static void awaitTrue(String what, Duration timeout, BooleanSupplier condition) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!condition.getAsBoolean()) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting until " + what);
+            }
+            SatokenProcess.pause(Duration.ofMillis(200));
+        }
+    }
+}
