@@ -233,8 +233,8 @@ public final class CsiVolumes implements RefreshListener {
             String volumeId = entry.volume.volumeId();
             if (!entry.firstWrite.isDone()) {
                 Status.Code code = error.permanent() ? Status.Code.FAILED_PRECONDITION : Status.Code.UNAVAILABLE;
-                abandon(volumeId, entry, new CsiException(code, "TokenRequest for " + key.subject()
-                        + " failed: " + error.getMessage()));
+                // the source's message already names the key and the API server's answer
+                abandon(volumeId, entry, new CsiException(code, "first token of the volume: " + error.getMessage()));
                 continue;
             }
             String paths = dir.projections().stream().filter(p -> p.key().equals(key)).map(Projection::path)

@@ -47,7 +47,7 @@ public final class AgentConfigParser {
     /** The largest config accepted. */
     public static final int MAX_LENGTH = 1024 * 1024;
 
-    private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections", "rootDir");
+    private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections");
     private static final List<String> ENTRY_KEYS = List.of("namespace", "serviceAccount", "audiences",
             "expirationSeconds", "dir", "file", "mode", "uid", "gid");
 
@@ -86,9 +86,12 @@ public final class AgentConfigParser {
             errors.invalid("config", "must be a map", document);
             throw new InvalidConfigException(source, errors.list());
         }
-        YamlFields fields = YamlFields.of(top, "", TOP_KEYS, errors);
+        // rootDir (pod mode's) gets its own message below, not "unknown key" with a list that cannot name it
+        Map<Object, Object> known = new LinkedHashMap<>(top);
+        known.remove("rootDir");
+        YamlFields fields = YamlFields.of(known, "", TOP_KEYS, errors);
         Mode mode = mode(fields, errors);
-        if (top.containsKey("rootDir")) { // known only to say why it is refused
+        if (top.containsKey("rootDir")) {
             errors.add("rootDir", "no longer exists: pods get their tokens through CSI volumes (mode: csi) "
                     + "under kubeletDir, and static projections name their own dir");
         }

@@ -1,11 +1,17 @@
 package io.satoken.agent.bench;
 
+import static io.satoken.agent.bench.BenchProcesses.cpu;
+
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1Volume;
+import io.kubernetes.client.openapi.models.V1VolumeMount;
+import io.satoken.agent.bench.BenchProcesses.Cpu;
 import io.satoken.agent.runtime.AgentRbac;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.LoadOptions;
@@ -18,42 +24,44 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardWatchEventKinds;
-import java.nio.file.WatchEvent;
-import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import okhttp3.Request;
 import okhttp3.Response;
 
 /**
- * The pod-burst load test (BENCHMARKS.md, "Pod burst"): a real kube-apiserver + etcd, the agent as a
- * separate process started through {@code bin/satoken-agent run}, then N pods created at once on the
- * agent's node, each asking for two tokens (audiences {@code vault} and {@code sts}). It measures how
- * long the files take to appear, how many TokenRequests the agent made, the agent's memory right after
- * the burst and its CPU during the idle minute that follows. Not a JUnit test: a main class, run with
- * the {@code bench} profile from the agent module (it resolves {@code bin/} and {@code deploy/} there),
- * after {@code mvn -B -q -o -DskipTests install} has built the agent's jar:
+ * The pod-burst load test (BENCHMARKS.md, "Pod burst"): a real kube-apiserver + etcd, the agent as a CSI
+ * node plugin in its own process (started through {@code bin/satoken-agent run}, {@code mode: csi}, its
+ * kubeletDir in a temp dir), then N pods created at once on the agent's node, each with the CSI inline
+ * volume the admission webhook injects (two tokens: audiences {@code vault} and {@code sts}), and for each
+ * pod, as soon as it exists, the kubelet's volume set-up through the agent's socket ({@link BurstKubelet}:
+ * all pods at once, each retried with the kubelet's backoff until it succeeds). It measures how long the
+ * pods wait for their volumes, the latency of every NodePublishVolume call, the TokenRequests per pod, the
+ * agent's memory right after the burst and its CPU during the idle minute that follows. Not a JUnit test:
+ * a main class, run with the {@code bench} profile from the agent module (it resolves {@code bin/} and
+ * {@code deploy/} there), after {@code mvn -B -q -o -DskipTests install} has built the agent's jar:
  *
  * <pre>
  * mvn -B -q -o -pl agent -Pbench test-compile exec:exec \
@@ -64,20 +72,21 @@ import okhttp3.Response;
  * Options: {@code --pods N} (1000), {@code --qps Q} (20), {@code --burst B} (40), {@code --threads T}
  * pod-creating threads (4), {@code --idle SECONDS} (60), {@code --java-opts "..."} the agent's JAVA_OPTS
  * ({@value #DEFAULT_JAVA_OPTS}: the DaemonSet's options, with MaxRAM standing in for its 320Mi memory
- * limit, so heap sizes, initial and maximum, are what they are in the container), {@code --keep} to
- * leave the temp dir.
+ * limit, so heap sizes, initial and maximum, are what they are in the container), {@code --agent-jar PATH}
+ * (target/satoken-agent.jar; copied into the temp dir first, so a rebuild during the run changes nothing),
+ * {@code --keep} to leave the temp dir.
  *
- * <p>The driver is kept light, because it shares the machine with the API server, etcd and the agent:
- * the files are found through inotify (a {@link WatchService} on the pods dir and on each pod's dir,
- * plus a rescan once a second in case an event was missed), not by polling every file; the agent's
- * /metrics is read once a second during the burst and not at all while idle. Token files
- * are only tested for existence, never read; the agent's log is scanned for WARN/ERROR lines and any
- * JWT-looking text in them is masked before printing.
+ * <p>Mounting a tmpfs needs root (or CAP_SYS_ADMIN). The agent leaves its mounts when it stops, so the
+ * driver unmounts everything under its temp dir at the end, whatever happened, and from a shutdown hook if
+ * it is interrupted. Token files are only tested for existence, never read; the agent's log is scanned for
+ * WARN/ERROR lines and any JWT-looking text in them is masked before printing.
  */
 public final class PodBurstLoad {
 
     static final String DEFAULT_JAVA_OPTS = "-XX:MaxRAM=320m -XX:MaxRAMPercentage=70 -XX:+UseSerialGC";
     private static final String NODE = "bench-node";
+    /** What the webhook injects for the annotation (controlplane's AgentTokenInjection). */
+    private static final String VOLUME = "satoken-agent-tokens";
     private static final String ANNOTATION = """
             - path: vault/token
               audience: vault
@@ -93,7 +102,9 @@ public final class PodBurstLoad {
     private final int threads;
     private final int idleSeconds;
     private final String javaOpts;
+    private final Path agentJar;
     private final boolean keep;
+    private final boolean nmt;
 
     private PodBurstLoad(Map<String, String> opts) {
         this.pods = Integer.parseInt(opts.getOrDefault("pods", "1000"));
@@ -102,28 +113,36 @@ public final class PodBurstLoad {
         this.threads = Integer.parseInt(opts.getOrDefault("threads", "4"));
         this.idleSeconds = Integer.parseInt(opts.getOrDefault("idle", "60"));
         this.javaOpts = opts.getOrDefault("java-opts", DEFAULT_JAVA_OPTS);
+        this.agentJar = Path.of(opts.getOrDefault("agent-jar", "target/satoken-agent.jar")).toAbsolutePath();
         this.keep = opts.containsKey("keep");
+        this.nmt = opts.containsKey("nmt");
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = LoadOptions.parse(args, Set.of("keep"));
+        Map<String, String> opts = LoadOptions.parse(args, Set.of("keep", "nmt"));
         new PodBurstLoad(opts).run();
         System.exit(0); // okhttp's threads are not daemons
     }
 
     private void run() throws Exception {
         Path launcher = Path.of("bin/satoken-agent").toAbsolutePath();
-        if (!Files.isExecutable(launcher) || !Files.isRegularFile(Path.of("target/satoken-agent.jar"))) {
+        if (!Files.isExecutable(launcher) || !Files.isRegularFile(agentJar)) {
             throw new IllegalStateException("run in the agent module after `mvn -B -q -o -DskipTests install`; "
-                    + "no " + launcher + " or target/satoken-agent.jar");
+                    + "no " + launcher + " or " + agentJar);
         }
         Path tmp = Files.createTempDirectory("satoken-bench-");
-        Path root = tmp.resolve("root");
+        Path kubeletDir = tmp.resolve("kubelet");
         Path agentLog = tmp.resolve("agent.log");
+        Path jar = Files.copy(agentJar, tmp.resolve("satoken-agent.jar"));
+        AtomicReference<Process> agentRef = new AtomicReference<>();
+        Thread cleanUp = new Thread(() -> stopAndUnmount(agentRef.get(), tmp), "bench-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanUp);
         say("pods=%d qps=%s burst=%d threads=%d idle=%ds JAVA_OPTS=\"%s\" tmp=%s", pods, fmt(qps), burst, threads,
                 idleSeconds, javaOpts, tmp);
-        Process agent = null;
-        try (KubeApiServer server = KubeApiServer.create().start()) {
+        say("agent jar %s (%s, sha256 %s), copied to %s", agentJar, Files.getLastModifiedTime(agentJar),
+                sha256(agentJar).substring(0, 16), jar);
+        say("load average at start: %s (%d cores)", BenchProcesses.loadAverage(), Runtime.getRuntime().availableProcessors());
+        try (KubeApiServer server = KubeApiServer.create().start(); BurstKubelet kubelet = new BurstKubelet(kubeletDir)) {
             say("kube-apiserver at %s", server.url());
             String agentToken = AgentRbac.token(server);
             Path kubeconfig = tmp.resolve("kubeconfig");
@@ -132,69 +151,99 @@ public final class PodBurstLoad {
             server.createServiceAccount(namespace, "app");
             Map<String, Double> serverBefore = serverRequests(server);
 
-            Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: pods\nrootDir: " + root + "\n");
+            Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n");
             int port = freePort();
             ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "run", "--config", config.toString(),
                     "--kubeconfig", kubeconfig.toString(), "--node-name", NODE,
                     "--metrics-address", "127.0.0.1:" + port, "--qps", fmt(qps), "--burst", Integer.toString(burst))
                     .redirectErrorStream(true).redirectOutput(agentLog.toFile());
-            pb.environment().put("JAVA_OPTS", javaOpts);
+            pb.environment().put("JAVA_OPTS", nmt ? javaOpts + " -XX:NativeMemoryTracking=summary" : javaOpts);
+            pb.environment().put("SATOKEN_AGENT_JAR", jar.toString());
             long spawned = System.nanoTime();
-            agent = pb.start();
-            long pid = javaPid(agent.pid());
+            Process agent = pb.start();
+            agentRef.set(agent);
+            long pid = BenchProcesses.javaPid(agent.pid());
             String metricsUrl = "http://127.0.0.1:" + port;
+            String nodeId = kubelet.register(agent, Duration.ofSeconds(120));
             awaitReady(metricsUrl + "/readyz", agent, Duration.ofSeconds(120));
             long ready = System.nanoTime();
             Cpu atReady = cpu(pid);
-            say("agent pid %d ready after %.2f s (CPU %.2f s, RSS %d KiB)", pid, secs(ready - spawned),
-                    atReady.seconds(), ProcStats.statusKiB(pid, "VmRSS"));
+            say("agent pid %d registered (node id %s) and ready after %.2f s (CPU %.2f s, RSS %d KiB)", pid, nodeId,
+                    secs(ready - spawned), atReady.seconds(), ProcStats.statusKiB(pid, "VmRSS"));
 
             // --- the burst ---
-            long apiPid = pidWith("--secure-port=" + URI.create(server.url()).getPort());
-            String etcdUrl = cmdline(apiPid).replaceAll(".*--etcd-servers=(\\S+).*", "$1");
-            long etcdPid = pidWith("--listen-client-urls=" + etcdUrl);
+            long apiPid = BenchProcesses.pidWith("--secure-port=" + URI.create(server.url()).getPort());
+            String etcdUrl = BenchProcesses.cmdline(apiPid).replaceAll(".*--etcd-servers=(\\S+).*", "$1");
+            long etcdPid = BenchProcesses.pidWith("--listen-client-urls=" + etcdUrl);
             long self = ProcessHandle.current().pid();
             Cpu[] before = {cpu(apiPid), cpu(etcdPid), cpu(pid), cpu(self)};
-            Burst burst = new Burst(root.resolve("pods"));
-            Sampler sampler = new Sampler(metricsUrl + "/metrics");
+            Map<String, Double> threadsBefore = ProcStats.threadCpuSeconds(pid);
+            Burst b = new Burst(pods);
+            AgentScrape.Sampler sampler = new AgentScrape.Sampler(metricsUrl + "/metrics");
             sampler.start();
             long firstCall = System.nanoTime();
-            ExecutorService creating = createPods(server.adminClient(), namespace, burst);
-            burst.awaitAll(pods, Duration.ofMinutes(20)); // on this thread, while the pool creates the pods
-            long allFiles = System.nanoTime();
+            ExecutorService creating = createPods(server.adminClient(), namespace, kubelet, b);
+            b.await(Duration.ofMinutes(20));
+            long allPublished = b.lastPublished();
             Cpu[] afterAll = {cpu(apiPid), cpu(etcdPid), cpu(pid), cpu(self)};
+            String loadAfterBurst = BenchProcesses.loadAverage();
             creating.shutdown();
-            long lastCreated = burst.created.values().stream().mapToLong(Long::longValue).max().orElseThrow();
             long rssAfter = ProcStats.statusKiB(pid, "VmRSS");
             long hwmAfter = ProcStats.statusKiB(pid, "VmHWM");
-            String rssSplitAfter = rssSplit(pid);
+            String rssSplitAfter = BenchProcesses.rssSplit(pid);
             Cpu afterBurst = cpu(pid);
+            Map<String, Double> threadsAfterBurst = ProcStats.threadCpuSeconds(pid);
+            if (nmt) {
+                say("native memory after the burst (jcmd VM.native_memory summary, committed):%n%s", nativeMemory(pid));
+            }
             sampler.stop();
-            Metrics after = Metrics.scrape(metricsUrl + "/metrics");
+            AgentScrape after = AgentScrape.of(metricsUrl + "/metrics");
             Map<String, Double> serverAfterBurst = serverRequests(server);
+            int mounts = BenchMounts.under(kubeletDir).size();
 
-            // --- the idle period: nothing reads the agent's metrics or files meanwhile ---
+            // --- the idle period: nothing reads the agent's metrics or files, nor calls its socket ---
             Cpu idleStart = cpu(pid);
             long idleFrom = System.nanoTime();
             Thread.sleep(idleSeconds * 1000L);
             Cpu idleEnd = cpu(pid);
+            Map<String, Double> threadsAfterIdle = ProcStats.threadCpuSeconds(pid);
             long idleTo = System.nanoTime();
             long rssIdle = ProcStats.statusKiB(pid, "VmRSS");
             long hwmIdle = ProcStats.statusKiB(pid, "VmHWM");
-            String rssSplitIdle = rssSplit(pid);
-            Metrics idle = Metrics.scrape(metricsUrl + "/metrics");
+            String rssSplitIdle = BenchProcesses.rssSplit(pid);
+            AgentScrape idle = AgentScrape.of(metricsUrl + "/metrics");
             Map<String, Double> serverAfter = serverRequests(server);
             say("API server, agent start to end of burst: %s; while idle: %s",
                     delta(serverBefore, serverAfterBurst), delta(serverAfterBurst, serverAfter));
 
-            report(burst, firstCall, lastCreated, allFiles, after, idle, serverBefore, serverAfter, sampler,
-                    rssAfter, hwmAfter, atReady, afterBurst, idleStart, idleEnd, idleTo - idleFrom, rssIdle, hwmIdle);
+            report(b, kubelet, firstCall, allPublished, after, serverBefore, serverAfterBurst, sampler, mounts);
+            say("agent after the burst: RSS %.1f MiB (peak VmHWM %.1f MiB), heap used %.1f MiB (tenured %.1f MiB) of "
+                            + "%.1f MiB committed, non-heap used %.1f MiB, %.0f threads, %.0f GC pauses",
+                    rssAfter / 1024.0, hwmAfter / 1024.0, mib(after.sum("jvm_memory_used_bytes{", "area=\"heap\"")),
+                    mib(after.sum("jvm_memory_used_bytes{", "Tenured")),
+                    mib(after.sum("jvm_memory_committed_bytes{", "area=\"heap\"")),
+                    mib(after.sum("jvm_memory_used_bytes{", "area=\"nonheap\"")), after.sum("jvm_threads_live_threads"),
+                    after.sum("jvm_gc_pause_seconds_count"));
+            say("agent CPU: %.2f s to start and register, %.2f s from ready to the end of the burst", atReady.seconds(),
+                    afterBurst.seconds() - atReady.seconds());
+            double idleCpu = idleEnd.seconds() - idleStart.seconds();
+            say("idle %.1f s after the burst: agent CPU %.2f s (user %.2f, sys %.2f) = %.2f %% of one core; RSS %.1f MiB "
+                            + "(VmHWM %.1f MiB), heap used %.1f MiB; TokenRequests during idle: %.0f", secs(idleTo - idleFrom),
+                    idleCpu, (idleEnd.user() - idleStart.user()) / (double) ProcStats.CLK_TCK,
+                    (idleEnd.system() - idleStart.system()) / (double) ProcStats.CLK_TCK, 100 * idleCpu / secs(idleTo - idleFrom),
+                    rssIdle / 1024.0, hwmIdle / 1024.0, mib(idle.sum("jvm_memory_used_bytes{", "area=\"heap\"")),
+                    idle.requests() - after.requests());
             say("RSS split after the burst: %s; at the end of the idle period: %s", rssSplitAfter, rssSplitIdle);
-            say("CPU s used from the first create call to the last pod's files (%.1f s wall, %d cores): "
+            say("agent CPU s by thread, ready to end of burst (from the first create): %s",
+                    topThreads(threadsBefore, threadsAfterBurst));
+            say("agent CPU s by thread, idle period: %s", topThreads(threadsAfterBurst, threadsAfterIdle));
+            say("CPU s used from the first create call to the last pod's volume (%.1f s wall, %d cores): "
                             + "kube-apiserver %.1f, etcd %.1f, agent %.1f, this driver %.1f (incl. its JIT and GC)",
-                    secs(allFiles - firstCall), Runtime.getRuntime().availableProcessors(),
+                    secs(allPublished - firstCall), Runtime.getRuntime().availableProcessors(),
                     afterAll[0].seconds() - before[0].seconds(), afterAll[1].seconds() - before[1].seconds(),
                     afterAll[2].seconds() - before[2].seconds(), afterAll[3].seconds() - before[3].seconds());
+            say("load average after the burst: %s; after the idle period: %s", loadAfterBurst,
+                    BenchProcesses.loadAverage());
 
             long logBeforeStop = Files.size(agentLog);
             long stopFrom = System.nanoTime();
@@ -208,21 +257,38 @@ public final class PodBurstLoad {
             scanLog("agent log until SIGTERM", log.substring(0, cut));
             scanLog("agent log after SIGTERM", log.substring(cut));
         } finally {
-            if (agent != null && agent.isAlive()) {
-                agent.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
+            int[] unmounted = stopAndUnmount(agentRef.get(), tmp);
+            say("unmounted %d mount(s) under %s; %d left", unmounted[0], tmp, unmounted[1]);
             if (keep) {
                 say("kept %s", tmp);
-            } else {
+            } else if (unmounted[1] == 0) {
                 deleteTree(tmp);
+            } else {
+                say("NOT deleting %s: something is still mounted under it", tmp);
             }
+            Runtime.getRuntime().removeShutdownHook(cleanUp);
         }
     }
 
-    // --- creating pods ---
+    /** Kills the agent if it still runs, then unmounts everything under {@code tmp}; safe to call twice. */
+    private static int[] stopAndUnmount(Process agent, Path tmp) {
+        if (agent != null && agent.isAlive()) {
+            try {
+                agent.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return BenchMounts.unmountAll(tmp);
+    }
 
-    /** Starts {@code threads} threads creating the pods as fast as they can; returns at once. */
-    private ExecutorService createPods(ApiClient admin, String namespace, Burst burst) {
+    // --- creating pods and setting up their volumes ---
+
+    /**
+     * Starts {@code threads} threads creating the pods as fast as they can; as each create returns, the
+     * kubelet starts setting up the pod's volume, without waiting for it. Returns at once.
+     */
+    private ExecutorService createPods(ApiClient admin, String namespace, BurstKubelet kubelet, Burst b) {
         CoreV1Api api = new CoreV1Api(admin);
         AtomicInteger next = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -230,242 +296,192 @@ public final class PodBurstLoad {
             pool.execute(() -> {
                 try {
                     for (int i = next.getAndIncrement(); i < pods; i = next.getAndIncrement()) {
-                        V1Pod pod = new V1Pod()
-                                .metadata(new V1ObjectMeta().name(String.format("pod-%05d", i))
-                                        .annotations(Map.of("satoken.io/projections", ANNOTATION)))
-                                // client-java sends "overhead": {} unless told not to; the API server refuses it
-                                .spec(new V1PodSpec().overhead(null).nodeName(NODE).serviceAccountName("app")
-                                        .addContainersItem(new V1Container().name("app").image("busybox")));
-                        V1Pod created = api.createNamespacedPod(namespace, pod).execute();
-                        burst.created(created.getMetadata().getUid(), System.nanoTime());
+                        V1Pod created = api.createNamespacedPod(namespace, pod(i)).execute();
+                        b.created.set(i, System.nanoTime());
+                        int n = i;
+                        V1Volume volume = created.getSpec().getVolumes().get(0);
+                        Path target = kubelet.targetPath(created, VOLUME);
+                        kubelet.setUpUntilDone(created, volume).whenComplete((at, error) -> {
+                            if (error != null) {
+                                b.failed = error;
+                            } else {
+                                b.published(n, at, FILES.stream().allMatch(f -> new File(target.toFile(), f).exists()));
+                            }
+                        });
                     }
                 } catch (Exception | Error e) {
-                    burst.failed = e;
+                    b.failed = e;
                 }
             });
         }
         return pool;
     }
 
-    /** Creation times and file times by pod uid; the file side is fed by inotify. */
+    /** Pod {@code i}: what the admission webhook makes of the annotation, a CSI volume mounted read-only. */
+    private static V1Pod pod(int i) {
+        return new V1Pod()
+                .metadata(new V1ObjectMeta().name(String.format("pod-%05d", i))
+                        .annotations(Map.of("satoken.io/projections", ANNOTATION)))
+                // client-java sends "overhead": {} unless told not to; the API server refuses it
+                .spec(new V1PodSpec().overhead(null).nodeName(NODE).serviceAccountName("app")
+                        .addVolumesItem(new V1Volume().name(VOLUME).csi(new V1CSIVolumeSource()
+                                .driver(BurstKubelet.DRIVER).readOnly(true)
+                                .volumeAttributes(Map.of("projections", ANNOTATION))))
+                        .addContainersItem(new V1Container().name("app").image("busybox")
+                                .addVolumeMountsItem(new V1VolumeMount().name(VOLUME)
+                                        .mountPath("/var/run/secrets/satoken").readOnly(true))));
+    }
+
+    /** When each pod was created and when its volume was published, by pod number ({@link System#nanoTime}). */
     private static final class Burst {
-        final Map<String, Long> created = new ConcurrentHashMap<>();
-        final Map<String, Long> filesAt = new HashMap<>(); // main thread only
+        final AtomicLongArray created;
+        final AtomicLongArray published;
+        final AtomicInteger filesMissing = new AtomicInteger();
+        private final CountDownLatch done;
         volatile Throwable failed;
-        private final Path podsDir;
-        private final WatchService ws;
-        private final WatchKey top;
-        private final Map<WatchKey, String> keys = new HashMap<>();
-        private final Map<String, WatchKey> byUid = new HashMap<>();
-        int events;
-        int rescans;
 
-        /** Watches the pods dir from now on, so no pod dir created after this is missed. */
-        Burst(Path podsDir) throws IOException {
-            this.podsDir = podsDir;
-            this.ws = FileSystems.getDefault().newWatchService();
-            this.top = podsDir.register(ws, StandardWatchEventKinds.ENTRY_CREATE);
+        Burst(int pods) {
+            created = new AtomicLongArray(pods);
+            published = new AtomicLongArray(pods);
+            done = new CountDownLatch(pods);
         }
 
-        void created(String uid, long at) {
-            created.put(uid, at);
+        void published(int pod, long at, boolean filesThere) {
+            if (!filesThere) {
+                filesMissing.incrementAndGet();
+            }
+            published.set(pod, at);
+            done.countDown();
         }
 
-        void awaitAll(int expected, Duration timeout) throws IOException, InterruptedException {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            try (ws) {
-                rescan(ws);
-                long lastScan = System.nanoTime();
-                while (!complete(expected)) {
-                    if (failed != null) {
-                        throw new IllegalStateException("creating pods failed: " + failed, failed);
-                    }
-                    if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException("timed out: " + filesAt.size() + " of " + expected
-                                + " pods have both files");
-                    }
-                    WatchKey key = ws.poll(200, TimeUnit.MILLISECONDS);
-                    boolean overflow = false;
-                    while (key != null) {
-                        for (WatchEvent<?> e : key.pollEvents()) {
-                            events++;
-                            if (e.kind() == StandardWatchEventKinds.OVERFLOW) {
-                                overflow = true;
-                            } else if (key == top) {
-                                watchPod(ws, e.context().toString());
-                            } else {
-                                check(keys.get(key));
-                            }
-                        }
-                        key.reset();
-                        key = ws.poll();
-                    }
-                    if (overflow || System.nanoTime() - lastScan > 1_000_000_000L) {
-                        rescan(ws);
-                        lastScan = System.nanoTime();
-                    }
+        void await(Duration timeout) throws InterruptedException {
+            Instant deadline = Instant.now().plus(timeout);
+            long lastSay = System.nanoTime();
+            while (!done.await(1, TimeUnit.SECONDS)) {
+                if (failed != null) {
+                    throw new IllegalStateException("the burst failed: " + failed, failed);
+                }
+                if (Instant.now().isAfter(deadline)) {
+                    throw new IllegalStateException("timed out: " + (published.length() - done.getCount()) + " of "
+                            + published.length() + " volumes published");
+                }
+                if (System.nanoTime() - lastSay > 10_000_000_000L) {
+                    say("... %d of %d volumes published", published.length() - done.getCount(), published.length());
+                    lastSay = System.nanoTime();
                 }
             }
         }
 
-        private boolean complete(int expected) {
-            return created.size() == expected && filesAt.keySet().containsAll(created.keySet());
+        long firstCreated() {
+            return values(created).min().orElseThrow();
         }
 
-        /** Registers pod dirs the events missed and checks every pod still without both files. */
-        private void rescan(WatchService ws) throws IOException {
-            rescans++;
-            try (Stream<Path> dirs = Files.list(podsDir)) {
-                for (Path d : (Iterable<Path>) dirs::iterator) {
-                    watchPod(ws, d.getFileName().toString());
-                }
-            }
-            for (String uid : new ArrayList<>(byUid.keySet())) {
-                check(uid);
-            }
+        long lastCreated() {
+            return values(created).max().orElseThrow();
         }
 
-        private void watchPod(WatchService ws, String uid) throws IOException {
-            if (byUid.containsKey(uid) || filesAt.containsKey(uid)) {
-                return;
-            }
-            WatchKey key = podsDir.resolve(uid).register(ws, StandardWatchEventKinds.ENTRY_CREATE);
-            keys.put(key, uid);
-            byUid.put(uid, key);
-            check(uid); // the files may have been written before the watch was in place
+        long lastPublished() {
+            return values(published).max().orElseThrow();
         }
 
-        private void check(String uid) {
-            if (uid == null || filesAt.containsKey(uid)) {
-                return;
-            }
-            File dir = podsDir.resolve(uid).toFile();
-            for (String f : FILES) {
-                if (!new File(dir, f).exists()) { // follows the ..data symlinks; no exception when absent
-                    return;
-                }
-            }
-            filesAt.put(uid, System.nanoTime());
-            WatchKey key = byUid.remove(uid);
-            if (key != null) {
-                key.cancel();
-                keys.remove(key);
-            }
+        private static java.util.stream.LongStream values(AtomicLongArray a) {
+            return java.util.stream.IntStream.range(0, a.length()).mapToLong(a::get);
         }
     }
 
-    // --- the agent's metrics ---
+    // --- the report ---
 
-    /** Reads satoken_token_requests_total once a second, for the observed request rate. */
-    private static final class Sampler {
-        final List<long[]> samples = new CopyOnWriteArrayList<>(); // {nanoTime, total requests}
-        private final String url;
-        private volatile boolean running = true;
-        private Thread thread;
-
-        Sampler(String url) {
-            this.url = url;
+    private void report(Burst b, BurstKubelet kubelet, long firstCall, long allPublished, AgentScrape after,
+            Map<String, Double> serverBefore, Map<String, Double> serverAfter, AgentScrape.Sampler sampler, int mounts) {
+        double[] perPod = new double[pods];
+        for (int i = 0; i < pods; i++) {
+            perPod[i] = secs(b.published.get(i) - b.created.get(i));
         }
-
-        void start() {
-            thread = new Thread(() -> {
-                while (running) {
-                    try {
-                        Metrics m = Metrics.scrape(url);
-                        samples.add(new long[] {System.nanoTime(), Math.round(m.requests())});
-                        Thread.sleep(1000);
-                    } catch (InterruptedException e) {
-                        return;
-                    } catch (IOException e) {
-                        say("metrics scrape failed: %s", e);
-                    }
-                }
-            }, "metrics-sampler");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        void stop() throws InterruptedException {
-            running = false;
-            thread.interrupt();
-            thread.join();
-        }
-
-        /** The highest rate between two consecutive samples, requests/s. */
-        double maxRate() {
-            double max = 0;
-            for (int i = 1; i < samples.size(); i++) {
-                long[] a = samples.get(i - 1);
-                long[] b = samples.get(i);
-                max = Math.max(max, (b[1] - a[1]) / secs(b[0] - a[0]));
-            }
-            return max;
-        }
-
-        /** max over all sample pairs of (requests between them − qps × time between them): at most burst. */
-        double maxExcess(double qps) {
-            double max = 0;
-            for (int i = 0; i < samples.size(); i++) {
-                for (int j = i + 1; j < samples.size(); j++) {
-                    long[] a = samples.get(i);
-                    long[] b = samples.get(j);
-                    max = Math.max(max, (b[1] - a[1]) - qps * secs(b[0] - a[0]));
-                }
-            }
-            return max;
-        }
-
-        /** The mean rate from the first sample with a request to the first sample with the final count. */
-        double steadyRate() {
-            long[] first = samples.stream().filter(s -> s[1] > 0).findFirst().orElse(null);
-            long total = samples.isEmpty() ? 0 : samples.get(samples.size() - 1)[1];
-            long[] last = samples.stream().filter(s -> s[1] == total).findFirst().orElse(null);
-            if (first == null || last == null || last[0] <= first[0]) {
-                return Double.NaN;
-            }
-            return (last[1] - first[1]) / secs(last[0] - first[0]);
-        }
+        Arrays.sort(perPod);
+        List<BurstKubelet.Call> calls = new ArrayList<>(kubelet.publishCalls);
+        double[] ok = calls.stream().filter(c -> c.code() == io.grpc.Status.Code.OK)
+                .mapToDouble(BurstKubelet.Call::seconds).sorted().toArray();
+        double[] failed = calls.stream().filter(c -> c.code() != io.grpc.Status.Code.OK)
+                .mapToDouble(BurstKubelet.Call::seconds).sorted().toArray();
+        Map<String, Long> byCode = calls.stream().collect(Collectors.groupingBy(c -> c.code().name(), TreeMap::new,
+                Collectors.counting()));
+        Map<String, Double> server = delta(serverBefore, serverAfter);
+        double tokenCreated = server.getOrDefault("token 201", 0.0);
+        say("== burst: %d pods x 1 CSI volume x 2 tokens, --qps %s --burst %d ==", pods, fmt(qps), burst);
+        say("pod creation: first call to last created %.2f s (%.0f pods/s)", secs(b.lastCreated() - firstCall),
+                pods / secs(b.lastCreated() - firstCall));
+        say("first pod created -> last pod's volume published (files in place): %.2f s (from the first create call: "
+                + "%.2f s)", secs(allPublished - b.firstCreated()), secs(allPublished - firstCall));
+        say("per pod, create returned -> its volume published (retries included): min %.3f s, p50 %.3f s, p90 %.3f s, "
+                + "p99 %.3f s, max %.3f s", perPod[0], pct(perPod, 50), pct(perPod, 90), pct(perPod, 99),
+                perPod[perPod.length - 1]);
+        say("NodePublishVolume calls (kubelet side, call -> answer): %d, by status %s; OK: p50 %s, p99 %s, max %s; "
+                + "failed: %s", calls.size(), byCode, pctOrNone(ok, 50), pctOrNone(ok, 99), maxOrNone(ok),
+                failed.length == 0 ? "none" : "p50 " + pctOrNone(failed, 50) + ", max " + maxOrNone(failed));
+        say("kubelet side: %d volume set-ups retried; %d NodeGetCapabilities calls; %d connections; at most %d "
+                + "NodePublishVolume calls in flight; %d published volumes without both files at the answer; "
+                + "%d mounts under the kubelet dir", kubelet.retried.get(), kubelet.capabilityCalls.get(),
+                kubelet.connections.get(), kubelet.maxInFlight.get(), b.filesMissing.get(), mounts);
+        say("agent's satoken_csi_publish_seconds: %s",
+                after.values().entrySet().stream().filter(e -> e.getKey().startsWith("satoken_csi_publish_seconds_"))
+                        .map(e -> e.getKey().replace("satoken_csi_publish_seconds_", "") + "=" + fmt3(e.getValue()))
+                        .collect(Collectors.joining(", ")));
+        say("TokenRequests by the agent: %.0f (success %.0f, retryable %.0f, refused %.0f) = %.2f per pod; distinct "
+                        + "keys %d; API server counted %s = %.2f created per pod", after.requests(),
+                after.requests("success"), after.requests("retryable"), after.requests("refused"),
+                after.requests() / pods, 2 * pods, server, tokenCreated / pods);
+        say("cache: %.0f misses, %.0f hits; file writes: %.0f ok, %.0f failed; projections ready: %.0f, pending %.0f,"
+                        + " failed %.0f", after.sum("satoken_token_cache_total{", "miss"),
+                after.sum("satoken_token_cache_total{", "hit"), after.sum("satoken_file_writes_total{", "success"),
+                after.sum("satoken_file_writes_total{", "failure"), after.sum("satoken_projections{", "\"ready\""),
+                after.sum("satoken_projections{", "\"pending\""), after.sum("satoken_projections{", "\"failed\""));
+        say("TokenRequest rate (agent /metrics every ~1 s, %d samples): max %.1f/s between two samples, %.1f/s "
+                        + "mean while requesting; max(requests in a window - qps x window) = %.1f (limit: burst %d)",
+                sampler.samples.size(), sampler.maxRate(), sampler.steadyRate(), sampler.maxExcess(qps), burst);
     }
 
-    /** The figures read from one /metrics scrape. */
-    private record Metrics(Map<String, Double> values) {
+    /** The threads that used the most CPU between two readings, by name ({@code #} for digits), most first. */
+    private static String topThreads(Map<String, Double> before, Map<String, Double> after) {
+        return after.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0.0)))
+                .filter(e -> e.getValue() >= 0.01)
+                .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                .limit(8)
+                .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue()))
+                .collect(Collectors.joining(", "));
+    }
 
-        static Metrics scrape(String url) throws IOException {
-            Map<String, Double> values = new TreeMap<>();
-            for (String line : httpGet(url).split("\n")) {
-                if (line.isEmpty() || line.startsWith("#")) {
-                    continue;
-                }
-                int space = line.lastIndexOf(' ');
-                String name = line.substring(0, space);
-                if (name.startsWith("satoken_") || name.startsWith("jvm_memory_used_bytes")
-                        || name.startsWith("jvm_memory_committed_bytes") || name.startsWith("jvm_threads_live")
-                        || name.startsWith("jvm_gc_pause_seconds_count")) {
-                    values.put(name, Double.parseDouble(line.substring(space + 1)));
-                }
-            }
-            return new Metrics(values);
-        }
+    /** The committed sizes of {@code jcmd <pid> VM.native_memory summary}, one category a line. */
+    private static String nativeMemory(long pid) throws IOException, InterruptedException {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "VM.native_memory", "summary", "scale=MB")
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(30, TimeUnit.SECONDS);
+        return Arrays.stream(out.split("\n"))
+                .filter(l -> l.contains("committed=") && (l.startsWith("Total") || l.strip().startsWith("-")))
+                .map(l -> "[bench]   " + l.strip())
+                .collect(Collectors.joining("\n"));
+    }
 
-        double sum(String prefix, String... labels) {
-            return values.entrySet().stream()
-                    .filter(e -> e.getKey().startsWith(prefix) && Arrays.stream(labels).allMatch(e.getKey()::contains))
-                    .mapToDouble(Map.Entry::getValue).sum();
-        }
+    private static double pct(double[] sorted, int p) {
+        int rank = (int) Math.ceil(p / 100.0 * sorted.length); // nearest rank
+        return sorted[Math.max(0, rank - 1)];
+    }
 
-        double requests() {
-            return sum("satoken_token_requests_total{");
-        }
+    private static String pctOrNone(double[] sorted, int p) {
+        return sorted.length == 0 ? "-" : String.format(Locale.ROOT, "%.3f s", pct(sorted, p));
+    }
 
-        double requests(String result) {
-            return sum("satoken_token_requests_total{", "result=\"" + result + "\"");
-        }
+    private static String maxOrNone(double[] sorted) {
+        return sorted.length == 0 ? "-" : String.format(Locale.ROOT, "%.3f s", sorted[sorted.length - 1]);
     }
 
     /**
      * The API server's own count of the requests that matter here, from its apiserver_request_total:
-     * TokenRequests by response code ("token 201") and pod LISTs ("pods LIST", the agent's informer
-     * listing; the driver lists no pods).
+     * TokenRequests by response code ("token 201"), pod GETs (the agent reads each published volume's pod)
+     * and pod LISTs (none expected: the agent in CSI mode neither lists nor watches pods; the driver reads
+     * no pods).
      */
     private static Map<String, Double> serverRequests(KubeApiServer server) throws IOException {
         Request req = new Request.Builder().url(server.url() + "/metrics")
@@ -483,8 +499,9 @@ public final class PodBurstLoad {
             if (line.contains("resource=\"serviceaccounts\"") && line.contains("subresource=\"token\"")
                     && line.contains("verb=\"POST\"")) {
                 counts.merge("token " + line.replaceAll(".*code=\"([^\"]*)\".*", "$1"), value, Double::sum);
-            } else if (line.contains("resource=\"pods\"") && line.contains("verb=\"LIST\"")) {
-                counts.merge("pods LIST", value, Double::sum);
+            } else if (line.contains("resource=\"pods\"") && line.contains("subresource=\"\"")
+                    && (line.contains("verb=\"LIST\"") || line.contains("verb=\"GET\""))) {
+                counts.merge("pods " + line.replaceAll(".*verb=\"([^\"]*)\".*", "$1"), value, Double::sum);
             }
         }
         return counts;
@@ -494,58 +511,6 @@ public final class PodBurstLoad {
         Map<String, Double> d = new TreeMap<>();
         after.forEach((k, v) -> d.put(k, v - before.getOrDefault(k, 0.0)));
         return d;
-    }
-
-    // --- the report ---
-
-    private void report(Burst b, long firstCall, long lastCreated, long allFiles, Metrics after, Metrics idle,
-            Map<String, Double> serverBefore, Map<String, Double> serverAfter, Sampler sampler, long rssAfter,
-            long hwmAfter, Cpu atReady, Cpu afterBurst, Cpu idleStart, Cpu idleEnd, long idleNanos, long rssIdle,
-            long hwmIdle) {
-        long firstCreated = b.created.values().stream().mapToLong(Long::longValue).min().orElseThrow();
-        double[] latency = b.created.entrySet().stream()
-                .mapToDouble(e -> secs(b.filesAt.get(e.getKey()) - e.getValue())).sorted().toArray();
-        long negative = Arrays.stream(latency).filter(l -> l < 0).count();
-        say("== burst: %d pods x 2 projections, --qps %s --burst %d ==", pods, fmt(qps), burst);
-        say("pod creation: first call to last created %.2f s (%.0f pods/s)", secs(lastCreated - firstCall),
-                pods / secs(lastCreated - firstCall));
-        say("first pod created -> last pod's files: %.2f s (from the first create call: %.2f s)",
-                secs(allFiles - firstCreated), secs(allFiles - firstCall));
-        say("per-pod latency (create returned -> both files): min %.3f s, p50 %.3f s, p90 %.3f s, p99 %.3f s, "
-                + "max %.3f s%s", latency[0], pct(latency, 50), pct(latency, 90), pct(latency, 99),
-                latency[latency.length - 1], negative == 0 ? "" : " (" + negative + " files seen before the create returned)");
-        say("TokenRequests by the agent: %.0f (success %.0f, retryable %.0f, refused %.0f); distinct keys %d; "
-                        + "API server counted %s", after.requests(), after.requests("success"),
-                after.requests("retryable"), after.requests("refused"), 2 * pods, delta(serverBefore, serverAfter));
-        say("cache: %.0f misses, %.0f hits; file writes: %.0f ok, %.0f failed; projections ready: %.0f, pending %.0f,"
-                        + " failed %.0f", after.sum("satoken_token_cache_total{", "miss"),
-                after.sum("satoken_token_cache_total{", "hit"), after.sum("satoken_file_writes_total{", "success"),
-                after.sum("satoken_file_writes_total{", "failure"), after.sum("satoken_projections{", "\"ready\""),
-                after.sum("satoken_projections{", "\"pending\""), after.sum("satoken_projections{", "\"failed\""));
-        say("TokenRequest rate (agent /metrics every ~1 s, %d samples): max %.1f/s between two samples, %.1f/s "
-                        + "mean while requesting; max(requests in a window - qps x window) = %.1f (limit: burst %d)",
-                sampler.samples.size(), sampler.maxRate(), sampler.steadyRate(), sampler.maxExcess(qps), burst);
-        say("agent after the burst: RSS %.1f MiB (peak VmHWM %.1f MiB), heap used %.1f MiB (tenured %.1f MiB) of "
-                        + "%.1f MiB committed, non-heap used %.1f MiB, %.0f threads, %.0f GC pauses",
-                rssAfter / 1024.0, hwmAfter / 1024.0, mib(after.sum("jvm_memory_used_bytes{", "area=\"heap\"")),
-                mib(after.sum("jvm_memory_used_bytes{", "Tenured")),
-                mib(after.sum("jvm_memory_committed_bytes{", "area=\"heap\"")),
-                mib(after.sum("jvm_memory_used_bytes{", "area=\"nonheap\"")), after.sum("jvm_threads_live_threads"),
-                after.sum("jvm_gc_pause_seconds_count"));
-        say("agent CPU: %.2f s to start, %.2f s from ready to the end of the burst", atReady.seconds(),
-                afterBurst.seconds() - atReady.seconds());
-        double idleCpu = idleEnd.seconds() - idleStart.seconds();
-        say("idle %.1f s after the burst: agent CPU %.2f s (user %.2f, sys %.2f) = %.2f %% of one core; RSS %.1f MiB "
-                        + "(VmHWM %.1f MiB), heap used %.1f MiB; TokenRequests during idle: %.0f", secs(idleNanos), idleCpu,
-                (idleEnd.user - idleStart.user) / (double) ProcStats.CLK_TCK, (idleEnd.system - idleStart.system) / (double) ProcStats.CLK_TCK,
-                100 * idleCpu / secs(idleNanos), rssIdle / 1024.0, hwmIdle / 1024.0,
-                mib(idle.sum("jvm_memory_used_bytes{", "area=\"heap\"")), idle.requests() - after.requests());
-        say("driver: %d inotify events, %d rescans", b.events, b.rescans);
-    }
-
-    private static double pct(double[] sorted, int p) {
-        int rank = (int) Math.ceil(p / 100.0 * sorted.length); // nearest rank
-        return sorted[Math.max(0, rank - 1)];
     }
 
     /**
@@ -579,57 +544,7 @@ public final class PodBurstLoad {
         return masked.length() > 300 ? masked.substring(0, 300) + "..." : masked;
     }
 
-    // --- the agent process ---
-
-    /** The launcher execs java, so its pid is the JVM's; if some launcher forks instead, its java child. */
-    private static long javaPid(long pid) throws IOException, InterruptedException {
-        for (int i = 0; i < 100; i++) {
-            String cmd = cmdline(pid);
-            if (cmd.startsWith("java") || cmd.contains("/java ")) {
-                return pid;
-            }
-            for (Path task : list(Path.of("/proc/" + pid + "/task"))) {
-                for (String child : Files.readString(task.resolve("children")).trim().split("\\s+")) {
-                    if (!child.isEmpty() && cmdline(Long.parseLong(child)).contains("java")) {
-                        return Long.parseLong(child);
-                    }
-                }
-            }
-            Thread.sleep(50);
-        }
-        throw new IllegalStateException("no java process under pid " + pid + ": " + cmdline(pid));
-    }
-
-    /** The one process whose command line holds {@code arg}, e.g. the API server by its port. */
-    private static long pidWith(String arg) throws IOException {
-        List<Long> found = new ArrayList<>();
-        for (Path p : list(Path.of("/proc"))) {
-            String name = p.getFileName().toString();
-            if (name.chars().allMatch(Character::isDigit)) {
-                try {
-                    if (Arrays.asList(Files.readString(p.resolve("cmdline")).split("\0")).contains(arg)) {
-                        found.add(Long.parseLong(name));
-                    }
-                } catch (IOException gone) {
-                    // exited meanwhile
-                }
-            }
-        }
-        if (found.size() != 1) {
-            throw new IllegalStateException("expected one process with " + arg + ", found " + found);
-        }
-        return found.get(0);
-    }
-
-    private static String cmdline(long pid) throws IOException {
-        return Files.readString(Path.of("/proc/" + pid + "/cmdline")).replace('\0', ' ');
-    }
-
-    private static List<Path> list(Path dir) throws IOException {
-        try (Stream<Path> s = Files.list(dir)) {
-            return s.toList();
-        }
-    }
+    // --- small things ---
 
     private static void awaitReady(String url, Process agent, Duration timeout) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -656,38 +571,15 @@ public final class PodBurstLoad {
         throw new IllegalStateException("agent not ready within " + timeout);
     }
 
-    /** utime and stime of a process, all threads, in clock ticks. */
-    private record Cpu(long user, long system) {
-        double seconds() {
-            return (user + system) / (double) ProcStats.CLK_TCK;
+    private static String sha256(Path file) throws Exception {
+        MessageDigest digest = MessageDigest.getInstance("SHA-256");
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[1 << 16];
+            for (int n = in.read(buf); n > 0; n = in.read(buf)) {
+                digest.update(buf, 0, n);
+            }
         }
-    }
-
-    private static Cpu cpu(long pid) throws IOException {
-        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        // fields after "(comm)": state is field 3, utime 14, stime 15
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        return new Cpu(Long.parseLong(f[11]), Long.parseLong(f[12]));
-    }
-
-    /** VmRSS's parts: anonymous memory, mapped files (the jar, the CDS archive, libjvm) and shmem. */
-    private static String rssSplit(long pid) throws IOException {
-        return String.format(Locale.ROOT, "RssAnon %.1f MiB, RssFile %.1f MiB, RssShmem %.1f MiB",
-                ProcStats.statusKiB(pid, "RssAnon") / 1024.0, ProcStats.statusKiB(pid, "RssFile") / 1024.0,
-                ProcStats.statusKiB(pid, "RssShmem") / 1024.0);
-    }
-
-    // --- small things ---
-
-    private static String httpGet(String url) throws IOException {
-        HttpURLConnection c = (HttpURLConnection) URI.create(url).toURL().openConnection();
-        c.setConnectTimeout(2000);
-        c.setReadTimeout(10_000);
-        try (InputStream in = c.getInputStream()) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } finally {
-            c.disconnect();
-        }
+        return HexFormat.of().formatHex(digest.digest());
     }
 
     private static int freePort() throws IOException {
@@ -716,7 +608,11 @@ public final class PodBurstLoad {
         return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
     }
 
-    private static void say(String format, Object... args) {
+    private static String fmt3(double d) {
+        return d == Math.rint(d) ? Long.toString((long) d) : String.format(Locale.ROOT, "%.3f", d);
+    }
+
+    static void say(String format, Object... args) {
         System.out.println("[bench] " + String.format(Locale.ROOT, format, args));
     }
 }

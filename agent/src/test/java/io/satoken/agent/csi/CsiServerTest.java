@@ -242,7 +242,7 @@ class CsiServerTest {
         assertThatThrownBy(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
                 PodInfo.attributes(WEB)))).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                    assertThat(e.getStatus().getDescription()).startsWith("TokenRequest for system:serviceaccount:shop:app")
+                    assertThat(e.getStatus().getDescription()).startsWith("first token of the volume: ").contains("shop/app")
                             .endsWith("HTTP 403: serviceaccounts \"app\" is forbidden");
                 });
         assertThat(mounter.mounted()).isEmpty();

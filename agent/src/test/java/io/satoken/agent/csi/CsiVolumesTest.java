@@ -408,7 +408,7 @@ class CsiVolumesTest {
         CsiException failure = failureOf(published);
         assertThat(failure.code()).isEqualTo(c.code());
         // the API server's reason reaches the kubelet, and so the pod's FailedMount Event
-        assertThat(failure.getMessage()).startsWith("TokenRequest for system:serviceaccount:shop:app failed: ")
+        assertThat(failure.getMessage()).startsWith("first token of the volume: ").contains("shop/app")
                 .endsWith(": " + c.error().getMessage());
         assertThat(mounter.mounted()).isEmpty();
         assertThat(mounter.unmountCalls()).containsExactly(target());

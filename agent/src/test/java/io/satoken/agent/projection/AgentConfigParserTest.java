@@ -126,7 +126,7 @@ class AgentConfigParserTest {
                 new Rejected("duplicate key", "mode: static\nmode: csi\n",
                         "config: could not be parsed as YAML or JSON: found duplicate key mode (line 2, column 1)"),
                 new Rejected("unknown top-level key", "mode: csi\nkubeletdir: /x\n",
-                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, rootDir)"),
+                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections)"),
                 // mode
                 new Rejected("mode missing", "kubeletDir: /x\n", "mode: Required value"),
                 new Rejected("mode unknown", "mode: daemonset\n",
@@ -244,7 +244,7 @@ class AgentConfigParserTest {
                 new Rejected("gid a string", entry("gid: nobody"), p0 + "gid: must be an integer, got \"nobody\""),
                 // all at once
                 new Rejected("several errors", "mode: static\nextra: 1\nprojections:\n  - {namespace: NS, dir: rel}\n",
-                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, rootDir); "
+                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections); "
                                 + p0 + "namespace: " + label + ", got \"NS\"; "
                                 + p0 + "serviceAccount: Required value; "
                                 + p0 + "dir: must be an absolute path, got \"rel\""));

@@ -1,0 +1,99 @@
+package io.satoken.agent.bench;
+
+import io.satoken.common.testing.ProcStats;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+
+/** The processes the load driver watches, found and read through Linux's /proc. */
+final class BenchProcesses {
+
+    private BenchProcesses() {
+    }
+
+    /** utime and stime of a process, all threads, in clock ticks. */
+    record Cpu(long user, long system) {
+        double seconds() {
+            return (user + system) / (double) ProcStats.CLK_TCK;
+        }
+    }
+
+    static Cpu cpu(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        // fields after "(comm)": state is field 3, utime 14, stime 15
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return new Cpu(Long.parseLong(f[11]), Long.parseLong(f[12]));
+    }
+
+    /** The launcher execs java, so its pid is the JVM's; if some launcher forks instead, its java child. */
+    static long javaPid(long pid) throws IOException, InterruptedException {
+        for (int i = 0; i < 100; i++) {
+            String cmd = cmdline(pid);
+            if (cmd.startsWith("java") || cmd.contains("/java ")) {
+                return pid;
+            }
+            for (Path task : list(Path.of("/proc/" + pid + "/task"))) {
+                for (String child : Files.readString(task.resolve("children")).trim().split("\\s+")) {
+                    if (!child.isEmpty() && cmdline(Long.parseLong(child)).contains("java")) {
+                        return Long.parseLong(child);
+                    }
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("no java process under pid " + pid + ": " + cmdline(pid));
+    }
+
+    /** The one process whose command line holds {@code arg}, e.g. the API server by its port. */
+    static long pidWith(String arg) throws IOException {
+        List<Long> found = new ArrayList<>();
+        for (Path p : list(Path.of("/proc"))) {
+            String name = p.getFileName().toString();
+            if (name.chars().allMatch(Character::isDigit)) {
+                try {
+                    if (Arrays.asList(Files.readString(p.resolve("cmdline")).split("\0")).contains(arg)) {
+                        found.add(Long.parseLong(name));
+                    }
+                } catch (IOException gone) {
+                    // exited meanwhile
+                }
+            }
+        }
+        if (found.size() != 1) {
+            throw new IllegalStateException("expected one process with " + arg + ", found " + found);
+        }
+        return found.get(0);
+    }
+
+    static String cmdline(long pid) throws IOException {
+        return Files.readString(Path.of("/proc/" + pid + "/cmdline")).replace('\0', ' ');
+    }
+
+    /** VmRSS's parts: anonymous memory, mapped files (the jar, the CDS archive, libjvm) and shmem. */
+    static String rssSplit(long pid) throws IOException {
+        return String.format(Locale.ROOT, "RssAnon %.1f MiB, RssFile %.1f MiB, RssShmem %.1f MiB",
+                ProcStats.statusKiB(pid, "RssAnon") / 1024.0, ProcStats.statusKiB(pid, "RssFile") / 1024.0,
+                ProcStats.statusKiB(pid, "RssShmem") / 1024.0);
+    }
+
+    /** The machine's load averages (1, 5, 15 min), as /proc/loadavg gives them. */
+    static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    private static List<Path> list(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.toList();
+        }
+    }
+}
