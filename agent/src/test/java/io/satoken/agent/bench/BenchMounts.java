@@ -2,6 +2,7 @@ package io.satoken.agent.bench;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,6 +37,16 @@ final class BenchMounts {
         }
         points.sort(Comparator.comparingInt(Path::getNameCount).reversed());
         return points;
+    }
+
+    /** Bytes in use on the file systems mounted at {@code points} (statfs: total minus free), summed. */
+    static long usedBytes(List<Path> points) throws IOException {
+        long used = 0;
+        for (Path point : points) {
+            FileStore store = Files.getFileStore(point);
+            used += store.getTotalSpace() - store.getUnallocatedSpace();
+        }
+        return used;
     }
 
     /**

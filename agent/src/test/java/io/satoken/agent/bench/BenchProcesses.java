@@ -3,11 +3,13 @@ package io.satoken.agent.bench;
 import io.satoken.common.testing.ProcStats;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /** The processes the load driver watches, found and read through Linux's /proc. */
@@ -16,24 +18,39 @@ final class BenchProcesses {
     private BenchProcesses() {
     }
 
-    /** utime and stime of a process, all threads, in clock ticks. */
-    record Cpu(long user, long system) {
+    /**
+     * utime and stime of a process, all threads, and cutime + cstime of its children that it waited for
+     * (the agent's {@code mount} and {@code umount} processes), in clock ticks.
+     */
+    record Cpu(long user, long system, long children) {
         double seconds() {
             return (user + system) / (double) ProcStats.CLK_TCK;
+        }
+
+        double childSeconds() {
+            return children / (double) ProcStats.CLK_TCK;
         }
     }
 
     static Cpu cpu(long pid) throws IOException {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        // fields after "(comm)": state is field 3, utime 14, stime 15
+        // fields after "(comm)": state is field 3, utime 14, stime 15, cutime 16, cstime 17
         String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        return new Cpu(Long.parseLong(f[11]), Long.parseLong(f[12]));
+        return new Cpu(Long.parseLong(f[11]), Long.parseLong(f[12]), Long.parseLong(f[13]) + Long.parseLong(f[14]));
     }
 
     /** The launcher execs java, so its pid is the JVM's; if some launcher forks instead, its java child. */
-    static long javaPid(long pid) throws IOException, InterruptedException {
+    static long javaPid(Process launched) throws IOException, InterruptedException {
+        long pid = launched.pid();
         for (int i = 0; i < 100; i++) {
-            String cmd = cmdline(pid);
+            String cmd;
+            try {
+                cmd = cmdline(pid);
+            } catch (NoSuchFileException gone) {
+                launched.waitFor(5, TimeUnit.SECONDS);
+                throw new IllegalStateException("the agent exited at once"
+                        + (launched.isAlive() ? "" : " with status " + launched.exitValue()));
+            }
             if (cmd.startsWith("java") || cmd.contains("/java ")) {
                 return pid;
             }

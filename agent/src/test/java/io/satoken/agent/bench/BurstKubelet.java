@@ -93,6 +93,7 @@ final class BurstKubelet implements AutoCloseable {
     private final EventLoopGroup loop;
     private final ScheduledExecutorService retries;
     final Queue<Call> publishCalls = new ConcurrentLinkedQueue<>();
+    final Queue<Call> capabilityCallTimes = new ConcurrentLinkedQueue<>();
     final AtomicInteger capabilityCalls = new AtomicInteger();
     final AtomicInteger connections = new AtomicInteger();
     final AtomicInteger retried = new AtomicInteger();
@@ -216,8 +217,10 @@ final class BurstKubelet implements AutoCloseable {
 
     private CompletableFuture<?> capabilities(Deadline deadline) {
         capabilityCalls.incrementAndGet();
+        long sent = System.nanoTime();
         return call(csiSocket, CsiMethods.NODE_GET_CAPABILITIES, NodeGetCapabilitiesRequest.getDefaultInstance(),
-                deadline);
+                deadline).whenComplete((answer, error) -> capabilityCallTimes.add(new Call(sent, System.nanoTime(),
+                        error == null ? Status.Code.OK : Status.fromThrowable(error).getCode())));
     }
 
     private CompletableFuture<Long> publish(NodePublishVolumeRequest request, Deadline deadline) {

@@ -2,6 +2,7 @@ package io.satoken.agent.bench;
 
 import static io.satoken.agent.bench.BenchProcesses.cpu;
 
+import io.grpc.Status;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
@@ -47,6 +48,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import okhttp3.Request;
 import okhttp3.Response;
@@ -71,10 +74,11 @@ import okhttp3.Response;
  *
  * Options: {@code --pods N} (1000), {@code --qps Q} (20), {@code --burst B} (40), {@code --threads T}
  * pod-creating threads (4), {@code --idle SECONDS} (60), {@code --java-opts "..."} the agent's JAVA_OPTS
- * ({@value #DEFAULT_JAVA_OPTS}: the DaemonSet's options, with MaxRAM standing in for its 320Mi memory
+ * ({@value #DEFAULT_JAVA_OPTS}: the DaemonSet's options, with MaxRAM standing in for its 448Mi memory
  * limit, so heap sizes, initial and maximum, are what they are in the container), {@code --agent-jar PATH}
  * (target/satoken-agent.jar; copied into the temp dir first, so a rebuild during the run changes nothing),
- * {@code --keep} to leave the temp dir.
+ * {@code --nmt} to add {@code -XX:NativeMemoryTracking=summary} and print the agent's native memory after
+ * the burst (a diagnostic), {@code --keep} to leave the temp dir (its mounts are taken away all the same).
  *
  * <p>Mounting a tmpfs needs root (or CAP_SYS_ADMIN). The agent leaves its mounts when it stops, so the
  * driver unmounts everything under its temp dir at the end, whatever happened, and from a shutdown hook if
@@ -83,7 +87,7 @@ import okhttp3.Response;
  */
 public final class PodBurstLoad {
 
-    static final String DEFAULT_JAVA_OPTS = "-XX:MaxRAM=320m -XX:MaxRAMPercentage=70 -XX:+UseSerialGC";
+    static final String DEFAULT_JAVA_OPTS = "-XX:MaxRAM=448m -XX:MaxRAMPercentage=50 -XX:+UseSerialGC";
     private static final String NODE = "bench-node";
     /** What the webhook injects for the annotation (controlplane's AgentTokenInjection). */
     private static final String VOLUME = "satoken-agent-tokens";
@@ -162,10 +166,19 @@ public final class PodBurstLoad {
             long spawned = System.nanoTime();
             Process agent = pb.start();
             agentRef.set(agent);
-            long pid = BenchProcesses.javaPid(agent.pid());
             String metricsUrl = "http://127.0.0.1:" + port;
-            String nodeId = kubelet.register(agent, Duration.ofSeconds(120));
-            awaitReady(metricsUrl + "/readyz", agent, Duration.ofSeconds(120));
+            long pid;
+            String nodeId;
+            try {
+                pid = BenchProcesses.javaPid(agent);
+                nodeId = kubelet.register(agent, Duration.ofSeconds(120));
+                awaitReady(metricsUrl + "/readyz", agent, Duration.ofSeconds(120));
+            } catch (Exception e) {
+                List<String> lines = Files.readAllLines(agentLog, StandardCharsets.UTF_8);
+                say("the agent did not start: %s; the last lines of its log:", e.getMessage());
+                lines.subList(Math.max(0, lines.size() - 20), lines.size()).forEach(l -> say("  %s", mask(l)));
+                throw e;
+            }
             long ready = System.nanoTime();
             Cpu atReady = cpu(pid);
             say("agent pid %d registered (node id %s) and ready after %.2f s (CPU %.2f s, RSS %d KiB)", pid, nodeId,
@@ -199,7 +212,9 @@ public final class PodBurstLoad {
             sampler.stop();
             AgentScrape after = AgentScrape.of(metricsUrl + "/metrics");
             Map<String, Double> serverAfterBurst = serverRequests(server);
-            int mounts = BenchMounts.under(kubeletDir).size();
+            List<Path> mountPoints = BenchMounts.under(kubeletDir);
+            int mounts = mountPoints.size();
+            long tmpfsUsed = BenchMounts.usedBytes(mountPoints);
 
             // --- the idle period: nothing reads the agent's metrics or files, nor calls its socket ---
             Cpu idleStart = cpu(pid);
@@ -217,6 +232,8 @@ public final class PodBurstLoad {
                     delta(serverBefore, serverAfterBurst), delta(serverAfterBurst, serverAfter));
 
             report(b, kubelet, firstCall, allPublished, after, serverBefore, serverAfterBurst, sampler, mounts);
+            say("the volumes' tmpfs mounts hold %.1f KiB in all (%.1f KiB per mount; statfs, total minus free)",
+                    tmpfsUsed / 1024.0, mounts == 0 ? 0.0 : tmpfsUsed / 1024.0 / mounts);
             say("agent after the burst: RSS %.1f MiB (peak VmHWM %.1f MiB), heap used %.1f MiB (tenured %.1f MiB) of "
                             + "%.1f MiB committed, non-heap used %.1f MiB, %.0f threads, %.0f GC pauses",
                     rssAfter / 1024.0, hwmAfter / 1024.0, mib(after.sum("jvm_memory_used_bytes{", "area=\"heap\"")),
@@ -224,8 +241,10 @@ public final class PodBurstLoad {
                     mib(after.sum("jvm_memory_committed_bytes{", "area=\"heap\"")),
                     mib(after.sum("jvm_memory_used_bytes{", "area=\"nonheap\"")), after.sum("jvm_threads_live_threads"),
                     after.sum("jvm_gc_pause_seconds_count"));
-            say("agent CPU: %.2f s to start and register, %.2f s from ready to the end of the burst", atReady.seconds(),
-                    afterBurst.seconds() - atReady.seconds());
+            say("agent CPU: %.2f s to start and register, %.2f s from ready to the end of the burst; its child "
+                            + "processes (mount): %.2f s during the burst, %.2f s while idle", atReady.seconds(),
+                    afterBurst.seconds() - atReady.seconds(), afterBurst.childSeconds() - atReady.childSeconds(),
+                    idleEnd.childSeconds() - idleStart.childSeconds());
             double idleCpu = idleEnd.seconds() - idleStart.seconds();
             say("idle %.1f s after the burst: agent CPU %.2f s (user %.2f, sys %.2f) = %.2f %% of one core; RSS %.1f MiB "
                             + "(VmHWM %.1f MiB), heap used %.1f MiB; TokenRequests during idle: %.0f", secs(idleTo - idleFrom),
@@ -384,8 +403,8 @@ public final class PodBurstLoad {
             return values(published).max().orElseThrow();
         }
 
-        private static java.util.stream.LongStream values(AtomicLongArray a) {
-            return java.util.stream.IntStream.range(0, a.length()).mapToLong(a::get);
+        private static LongStream values(AtomicLongArray a) {
+            return IntStream.range(0, a.length()).mapToLong(a::get);
         }
     }
 
@@ -399,9 +418,9 @@ public final class PodBurstLoad {
         }
         Arrays.sort(perPod);
         List<BurstKubelet.Call> calls = new ArrayList<>(kubelet.publishCalls);
-        double[] ok = calls.stream().filter(c -> c.code() == io.grpc.Status.Code.OK)
+        double[] ok = calls.stream().filter(c -> c.code() == Status.Code.OK)
                 .mapToDouble(BurstKubelet.Call::seconds).sorted().toArray();
-        double[] failed = calls.stream().filter(c -> c.code() != io.grpc.Status.Code.OK)
+        double[] failed = calls.stream().filter(c -> c.code() != Status.Code.OK)
                 .mapToDouble(BurstKubelet.Call::seconds).sorted().toArray();
         Map<String, Long> byCode = calls.stream().collect(Collectors.groupingBy(c -> c.code().name(), TreeMap::new,
                 Collectors.counting()));
@@ -415,9 +434,14 @@ public final class PodBurstLoad {
         say("per pod, create returned -> its volume published (retries included): min %.3f s, p50 %.3f s, p90 %.3f s, "
                 + "p99 %.3f s, max %.3f s", perPod[0], pct(perPod, 50), pct(perPod, 90), pct(perPod, 99),
                 perPod[perPod.length - 1]);
-        say("NodePublishVolume calls (kubelet side, call -> answer): %d, by status %s; OK: p50 %s, p99 %s, max %s; "
-                + "failed: %s", calls.size(), byCode, pctOrNone(ok, 50), pctOrNone(ok, 99), maxOrNone(ok),
+        say("NodePublishVolume calls (kubelet side, call -> answer): %d, by status %s; OK: p50 %s, p99 %s, max %s, "
+                + "mean %s; failed: %s", calls.size(), byCode, pctOrNone(ok, 50), pctOrNone(ok, 99), maxOrNone(ok),
+                ok.length == 0 ? "-" : String.format(Locale.ROOT, "%.3f s", Arrays.stream(ok).average().orElseThrow()),
                 failed.length == 0 ? "none" : "p50 " + pctOrNone(failed, 50) + ", max " + maxOrNone(failed));
+        double[] capabilities = kubelet.capabilityCallTimes.stream().mapToDouble(BurstKubelet.Call::seconds).sorted()
+                .toArray();
+        say("NodeGetCapabilities calls (kubelet side, call -> answer; two before each NodePublishVolume): p50 %s, "
+                + "p99 %s, max %s", pctOrNone(capabilities, 50), pctOrNone(capabilities, 99), maxOrNone(capabilities));
         say("kubelet side: %d volume set-ups retried; %d NodeGetCapabilities calls; %d connections; at most %d "
                 + "NodePublishVolume calls in flight; %d published volumes without both files at the answer; "
                 + "%d mounts under the kubelet dir", kubelet.retried.get(), kubelet.capabilityCalls.get(),

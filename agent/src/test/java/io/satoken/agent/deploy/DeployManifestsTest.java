@@ -239,7 +239,7 @@ class DeployManifestsTest {
         Map<String, Object> resources = map(agent().get("resources"));
         assertThat(map(resources.get("requests"))).containsOnlyKeys("cpu", "memory");
         assertThat(map(resources.get("limits"))).containsOnlyKeys("memory");
-        assertThat(env(agent(), "JAVA_OPTS")).isEqualTo(Map.of("value", "-XX:MaxRAMPercentage=70 -XX:+UseSerialGC"));
+        assertThat(env(agent(), "JAVA_OPTS")).isEqualTo(Map.of("value", "-XX:MaxRAMPercentage=50 -XX:+UseSerialGC"));
     }
 
     @Test
