@@ -3,6 +3,7 @@ package io.satoken.controlplane.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.models.V1Lease;
 import io.satoken.common.testing.KubeApiServer;
@@ -83,9 +84,19 @@ class LeaderElectionIT {
                 LEASE.toSeconds(), RETRY.toSeconds());
         assertThat(sinceLastRenewal).isLessThanOrEqualTo(LEASE.plus(RETRY.multipliedBy(3)));
 
-        V1Lease lease = coordination.readNamespacedLease("satoken-controlplane", ns).execute();
-        lease.getSpec().holderIdentity("someone-else").leaseDurationSeconds(600).renewTime(OffsetDateTime.now());
-        coordination.replaceNamespacedLease("satoken-controlplane", ns, lease).execute();
+        // The leader renews every retry period, so a read-modify-write can meet a newer version (409): read again.
+        for (int attempt = 1; ; attempt++) {
+            V1Lease lease = coordination.readNamespacedLease("satoken-controlplane", ns).execute();
+            lease.getSpec().holderIdentity("someone-else").leaseDurationSeconds(600).renewTime(OffsetDateTime.now());
+            try {
+                coordination.replaceNamespacedLease("satoken-controlplane", ns, lease).execute();
+                break;
+            } catch (ApiException e) {
+                if (e.getCode() != 409 || attempt == 10) {
+                    throw e;
+                }
+            }
+        }
 
         assertThat(follower.waitFor(LEASE.toSeconds() + 10, TimeUnit.SECONDS)).as("exits after losing the Lease").isTrue();
         assertThat(follower.exitValue()).isEqualTo(1);
