@@ -223,7 +223,8 @@ class BadInputE2E {
         try (SatokenProcess controlplane = SatokenProcess.controlplane("bad-input-controlplane", List.of("run",
                 "--kubeconfig", kubeconfig.toString(), "--controllers=-*", "--no-leader-elect",
                 "--webhook-address", "127.0.0.1:" + webhookPort, "--tls-cert-file", pair.cert().toString(),
-                "--tls-private-key-file", pair.key().toString(), "--metrics-address", address), address, Map.of())) {
+                "--tls-private-key-file", pair.key().toString(), "--agent-service-account=satoken-system/satoken-agent",
+                "--metrics-address", address), address, Map.of())) {
             controlplane.awaitReady(Duration.ofSeconds(60));
             WebhookClient client = new WebhookClient(webhookPort, pair.pem());
             List<WebhookCase> cases = new BadReviews(namespace).cases(client);

@@ -162,7 +162,7 @@ class CsiNodeE2E {
         String agentLayout = layout(app, "/agent");
         String kubeletLayout = layout(app, "/kubelet");
         // The same entries, each of the same kind (AW-1, AW-2, AW-4). The directories' modes differ, and are
-        // recorded: kubelet's tmpfs root is 1777 plus the setgid bit of fsGroup ownership, the agent's is 0755.
+        // recorded: kubelet's tmpfs root is 1777 plus the setgid bit of fsGroup ownership, the agent's is 0750 in fsGroup.
         assertThat(withoutModes(agentLayout)).as("agent's volume vs kubelet's").isEqualTo(withoutModes(kubeletLayout));
         String agentFile = exec(app, "stat", "-L", "-c", "%a %u:%g", "/agent/token").strip();
         String kubeletFile = exec(app, "stat", "-L", "-c", "%a %u:%g", "/kubelet/token").strip();

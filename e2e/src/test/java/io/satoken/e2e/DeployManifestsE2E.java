@@ -20,7 +20,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The manifests as the README applies them ({@code kubectl apply -f agent/deploy/}, and the examples one
  * by one) pass {@code kubectl apply --dry-run=server --validate=strict} against a real kube-apiserver: every
  * object is admitted, with no unknown or duplicate field. Only the namespaces are created for real, as a
- * dry run creates nothing the namespaced objects could go in.
+ * dry run creates nothing the namespaced objects could go in. (The cert-manager example needs cert-manager's
+ * CRDs, which the test server does not have.)
  */
 @RequiresKubeApiServer
 class DeployManifestsE2E {
@@ -55,7 +56,8 @@ class DeployManifestsE2E {
         "agent/deploy",
         "controlplane/deploy",
         "agent/deploy/examples/consumer.yaml",
-        "controlplane/deploy/examples/signing-key-secret.yaml"})
+        "controlplane/deploy/examples/signing-key-secret.yaml",
+        "controlplane/deploy/examples/webhook-secret-volume-rbac.yaml"})
     void manifests_passServerSideDryRun_withStrictFieldValidation(String manifests) throws Exception {
         Path path = E2E.repo().resolve(manifests);
         // matchConditions (50-webhook-configurations.yaml) is a 1.28 field: older servers drop it, which is

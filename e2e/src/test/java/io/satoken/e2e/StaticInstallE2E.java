@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * another lifetime) re-issues both tokens without a restart.
  *
  * <p>The unit's {@code UMask=0077} is applied, and {@code /run/satoken} and {@code /var/lib/satoken} are made
- * 0755 as systemd makes them ({@code /var/run} linking to {@code /run}). Two departures from the unit, both
+ * 0711 as systemd makes them ({@code /var/run} linking to {@code /run}). Two departures from the unit, both
  * forced by running inside a test: the agent runs as root (the
  * staging install makes no {@code satoken} user, and chown to the configured owners needs CAP_CHOWN), and
  * {@code --metrics-address} is a free port, since other tests on the host may hold the default 9810.
@@ -103,12 +103,12 @@ class StaticInstallE2E {
 
         Path exporterToken = exporterDir.resolve("token");
         Path resticToken = resticDir.resolve("token");
-        // UMask=0077 as the unit sets it, and the two dirs systemd makes 0755 (RuntimeDirectory=,
+        // UMask=0077 as the unit sets it, and the two dirs systemd makes 0711 (RuntimeDirectory=,
         // StateDirectory=): the agent must make the token dirs under them reachable itself.
-        assertThat(service.settings()).contains("UMask=0077", "RuntimeDirectoryMode=0755", "StateDirectoryMode=0755");
+        assertThat(service.settings()).contains("UMask=0077", "RuntimeDirectoryMode=0711", "StateDirectoryMode=0711");
         for (Path systemdDir : List.of(root.resolve("run/satoken"), root.resolve("var/lib/satoken"))) {
             Files.createDirectories(systemdDir);
-            FileModes.set(systemdDir, 0755);
+            FileModes.set(systemdDir, 0711);
         }
         Files.createDirectories(root.resolve("var"));
         Files.createSymbolicLink(root.resolve("var/run"), Path.of("../run"));
@@ -122,8 +122,8 @@ class StaticInstallE2E {
             // the two tokens: documented modes and owners, kubelet's layout, accepted by the API server
             String exporter1 = IssuedTokens.read(exporterToken);
             String restic1 = IssuedTokens.read(resticToken);
-            assertLayout(exporterDir, "0600 65534:65534");
-            assertLayout(resticDir, "0640 0:34");
+            assertLayout(exporterDir, "0600 65534:65534", "0750 0:65534");
+            assertLayout(resticDir, "0640 0:34", "0750 0:34");
             assertThat(ApiChecks.audiences(exporter1)).containsExactly("https://vault.example.com");
             assertThat(ApiChecks.accepted(server, exporter1, "https://vault.example.com",
                     "system:serviceaccount:monitoring:node-exporter")).as("node-exporter token accepted").isTrue();
@@ -147,8 +147,8 @@ class StaticInstallE2E {
             String restic2 = IssuedTokens.read(resticToken);
             assertThat(exporter2.equals(exporter1)).as("node-exporter token replaced").isFalse();
             assertThat(restic2.equals(restic1)).as("restic token replaced").isFalse();
-            assertLayout(exporterDir, "0600 65534:65534");
-            assertLayout(resticDir, "0640 0:34");
+            assertLayout(exporterDir, "0600 65534:65534", "0750 0:65534");
+            assertLayout(resticDir, "0640 0:34", "0750 0:34");
             assertThat(ApiChecks.accepted(server, exporter2, "https://vault2.example.com",
                     "system:serviceaccount:monitoring:node-exporter")).as("new node-exporter token accepted").isTrue();
             assertThat(ApiChecks.accepted(server, restic2, KubeApiServer.ISSUER,
@@ -175,14 +175,15 @@ class StaticInstallE2E {
     }
 
     /**
-     * kubelet's layout with README's modes: the dir 0755, {@code ..data} naming one 0755 timestamped dir,
-     * {@code token} a link through {@code ..data} to a file of {@code fileModeOwner}.
+     * kubelet's layout with README's modes: the dir and {@code ..data}'s one timestamped dir of
+     * {@code dirModeOwner} (0750 in the files' group, where kubelet's AtomicWriter makes 0755), {@code token} a
+     * link through {@code ..data} to a file of {@code fileModeOwner}.
      */
-    private static void assertLayout(Path dir, String fileModeOwner) throws IOException {
-        assertThat(FileModes.mode(dir)).as("%s", dir).isEqualTo("0755");
+    private static void assertLayout(Path dir, String fileModeOwner, String dirModeOwner) throws IOException {
+        assertThat(FileModes.of(dir)).as("%s", dir).isEqualTo(dirModeOwner);
         Path data = Files.readSymbolicLink(dir.resolve("..data"));
         assertThat(data.toString()).matches("\\.\\.\\d{4}(_\\d{2}){5}\\.\\d+");
-        assertThat(FileModes.mode(dir.resolve(data))).as("%s", dir.resolve(data)).isEqualTo("0755");
+        assertThat(FileModes.of(dir.resolve(data))).as("%s", dir.resolve(data)).isEqualTo(dirModeOwner);
         assertThat(Files.readSymbolicLink(dir.resolve("token")).toString()).isEqualTo("..data/token");
         assertThat(FileModes.of(dir.resolve(data).resolve("token"))).as("%s/token", dir).isEqualTo(fileModeOwner);
         assertThat(DemoTokens.entries(dir)).containsExactlyInAnyOrder("..data", data.toString(), "token");

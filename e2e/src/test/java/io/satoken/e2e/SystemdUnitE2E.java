@@ -84,6 +84,23 @@ class SystemdUnitE2E {
     }
 
     /**
+     * The agent's CAP_DAC_READ_SEARCH reads past file modes, so the unit hides kubelet's credentials from it
+     * (finding 5), each with {@code -} so a node without one still starts the unit; and systemd accepts the
+     * settings (verify above), with the exposure still at most 2.0 (above).
+     */
+    @Test
+    void installedUnit_hidesKubeletsCredentials() throws Exception {
+        UnitFile unit = UnitFile.parse(root.resolve("etc/systemd/system").resolve(UNIT));
+        List<String> hidden = unit.values("InaccessiblePaths");
+        Figures.record(TEST, "InaccessiblePaths: " + String.join(" ", hidden));
+        assertThat(hidden).contains("-/var/lib/kubelet/pki", "-/etc/kubernetes/pki", "-/etc/kubernetes/kubelet.conf",
+                "-/etc/kubernetes/bootstrap-kubelet.conf", "-/etc/kubernetes/admin.conf");
+        assertThat(hidden).allSatisfy(p -> assertThat(p).startsWith("-/"));
+        assertThat(unit.values("StateDirectoryMode")).containsExactly("0711");
+        assertThat(unit.values("RuntimeDirectoryMode")).containsExactly("0711");
+    }
+
+    /**
      * {@code systemctl stop} sends SIGTERM; a service whose main process then exits (rather than dies by
      * the signal) with a status that is neither 0 nor in {@code SuccessExitStatus=} ends up "failed". Left to
      * itself the JVM would run its shutdown hooks and {@code exit(128 + 15)}: an exit, not a death by signal.

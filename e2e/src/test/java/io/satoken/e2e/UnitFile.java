@@ -60,6 +60,17 @@ final class UnitFile {
         return environment;
     }
 
+    /** Every blank-separated word of every {@code key=} line, in order (e.g. each of several InaccessiblePaths=). */
+    List<String> values(String key) {
+        List<String> values = new ArrayList<>();
+        for (String setting : settings) {
+            if (setting.startsWith(key + "=")) {
+                values.addAll(words(setting.substring(key.length() + 1)));
+            }
+        }
+        return values;
+    }
+
     /** Every {@code Key=value} line, as written. */
     List<String> settings() {
         return settings;

@@ -65,8 +65,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * The whole system as an operator runs it: a kube-apiserver with its own ServiceAccount admission plugin
  * off and the control plane's signing key among its {@code --service-account-key-file}s;
- * {@code satoken-controlplane} (every controller and the webhook, as its own ServiceAccount with
- * {@code controlplane/deploy/10-rbac.yaml}) and {@code satoken-agent} in CSI mode for node-a (as
+ * {@code satoken-controlplane} twice, as {@code controlplane/deploy} splits it: the controllers and, apart,
+ * the webhook, each as its own ServiceAccount with {@code controlplane/deploy/10-rbac.yaml}; and
+ * {@code satoken-agent} in CSI mode for node-a (as
  * {@code satoken-system/satoken-agent} with {@code agent/deploy/10-rbac.yaml}, its token bound to an agent
  * pod on node-a), each a separate process started from its launcher; the webhook registered by
  * {@code controlplane/deploy/50-webhook-configurations.yaml} with its caBundle (the service reference
@@ -83,11 +84,13 @@ class WholeFlowE2E {
     static final String AGENT_NS = "satoken-system";
     static final String AGENT_SA = "satoken-agent";
     static final String CONTROLPLANE_NS = "satoken-controlplane";
+    static final String WEBHOOK_NS = "satoken-webhook";
     static final Duration WAIT = Duration.ofSeconds(60);
     static final int CONFINEMENT_TRIES = 20;
 
     static KubeApiServer server;
     static SatokenProcess controlplane;
+    static SatokenProcess webhook;
     static SatokenProcess agent;
     static CoreV1Api admin;
     static Path work;
@@ -96,8 +99,8 @@ class WholeFlowE2E {
     static Path rootCa;
     static String agentToken;
     static String namespace;
-    static List<String> controlplaneArgs;
-    static String controlplaneMetrics;
+    static List<String> webhookArgs;
+    static String webhookMetrics;
 
     @BeforeAll
     static void startTheSystem() throws Exception {
@@ -118,26 +121,35 @@ class WholeFlowE2E {
         Path cpKubeconfig = work.resolve("controlplane.kubeconfig");
         server.writeKubeconfig(cpKubeconfig,
                 IssuedTokens.record(server.serviceAccountToken(CONTROLPLANE_NS, "satoken-controlplane")));
+        Path webhookKubeconfig = work.resolve("webhook.kubeconfig");
+        server.writeKubeconfig(webhookKubeconfig,
+                IssuedTokens.record(server.serviceAccountToken(WEBHOOK_NS, "satoken-webhook")));
 
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         kubeletDir = Files.createDirectories(work.resolve("kubelet"));
         int webhookPort = E2E.freePort();
         String cpMetrics = "127.0.0.1:" + E2E.freePort();
-        controlplaneArgs = List.of("run",
+        controlplane = SatokenProcess.controlplane("flow-controlplane", List.of("run",
                 "--kubeconfig=" + cpKubeconfig,
                 "--controllers=*",
                 "--service-account-private-key-file=" + signingKey,
                 "--root-ca-file=" + rootCa,
                 "--leader-elect-namespace=" + CONTROLPLANE_NS,
-                "--metrics-address=" + cpMetrics,
+                "--metrics-address=" + cpMetrics), cpMetrics, Map.of());
+        webhookMetrics = "127.0.0.1:" + E2E.freePort();
+        webhookArgs = List.of("run",
+                "--kubeconfig=" + webhookKubeconfig,
+                "--controllers=-*",
+                "--leader-elect=false",
+                "--metrics-address=" + webhookMetrics,
                 "--webhook-address=127.0.0.1:" + webhookPort,
                 "--tls-cert-file=" + tls.cert(),
                 "--tls-private-key-file=" + tls.key(),
                 "--agent-service-account=" + AGENT_NS + "/" + AGENT_SA);
-        controlplaneMetrics = cpMetrics;
-        controlplane = SatokenProcess.controlplane("flow-controlplane", controlplaneArgs, cpMetrics, Map.of());
+        webhook = SatokenProcess.controlplane("flow-webhook", webhookArgs, webhookMetrics, Map.of());
         controlplane.awaitReady(WAIT);
-        registerWebhooks("https://127.0.0.1:" + webhookPort, Files.readAllBytes(tls.cert()));
+        webhook.awaitReady(WAIT);
+        registerWebhooks(server, "https://127.0.0.1:" + webhookPort, Files.readAllBytes(tls.cert()));
 
         Path agentDeploy = E2E.repo().resolve("agent/deploy");
         kubectl.apply(agentDeploy.resolve("00-namespace.yaml"));
@@ -169,6 +181,7 @@ class WholeFlowE2E {
     @AfterAll
     static void stopTheSystem() {
         int agentStatus = agent == null ? 0 : agent.stop();
+        int webhookStatus = webhook == null ? 0 : webhook.stop();
         int controlplaneStatus = controlplane == null ? 0 : controlplane.stop();
         if (kubelet != null) {
             kubelet.close(); // unmounts the tmpfs the agent leaves for its next start
@@ -178,6 +191,7 @@ class WholeFlowE2E {
             MemoryDirs.delete(work); // the kubeconfigs hold tokens
         }
         assertThat(agentStatus).as("agent exit status after SIGTERM").isZero();
+        assertThat(webhookStatus).as("webhook exit status after SIGTERM").isZero();
         assertThat(controlplaneStatus).as("control plane exit status after SIGTERM").isZero();
     }
 
@@ -243,7 +257,8 @@ class WholeFlowE2E {
         assertThat(PosixFilePermissions.toString(attrs.permissions())).isEqualTo("rw-r-----");
         assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
         assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
-        // every directory of the layout 0755 (AW-1), every file the token's own mode; nothing else in it
+        // every directory of the layout 0750 in fsGroup 2000 (not AW-1's 0755), every file the token's own mode;
+        // nothing else in it
         try (Stream<Path> all = Files.walk(target)) {
             for (Path p : all.toList()) {
                 if (Files.isSymbolicLink(p)) {
@@ -251,7 +266,10 @@ class WholeFlowE2E {
                 }
                 String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
                 assertThat(mode).as("mode of %s", target.relativize(p))
-                        .isEqualTo(Files.isDirectory(p) ? "rwxr-xr-x" : "rw-r-----");
+                        .isEqualTo(Files.isDirectory(p) ? "rwxr-x---" : "rw-r-----");
+                if (Files.isDirectory(p)) {
+                    assertThat(Files.getAttribute(p, "unix:gid")).as("group of %s", target.relativize(p)).isEqualTo(2000);
+                }
             }
         }
         assertThat(Files.readSymbolicLink(target.resolve("..data")).toString()).startsWith("..");
@@ -373,24 +391,23 @@ class WholeFlowE2E {
 
     @Test
     @Order(6)
-    void controlPlaneKilled_podsAreRefusedWhileItIsDown_tokensOnDiskStay_andItsRestartAdmitsThemAgain()
+    void webhookKilled_podsAreRefusedWhileItIsDown_tokensOnDiskStay_andItsRestartAdmitsThemAgain()
             throws Exception {
         V1Pod before = admin.createNamespacedPod(namespace, annotated("before-crash", NODE)).execute();
         Path token = kubelet.publish(before, agentVolume(before)).resolve("vault/token");
         String onDisk = IssuedTokens.read(token);
 
-        controlplane.kill();
+        webhook.kill();
         // failurePolicy: Fail, as the built-in plugin it replaces could never be skipped
         assertThatThrownBy(() -> admin.createNamespacedPod(namespace, annotated("while-down", NODE)).execute())
                 .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.getResponseBody())
                         .contains("failed calling webhook").contains("pods.serviceaccount.satoken.io"));
-        assertThat(IssuedTokens.read(token)).as("the agent's token file while the control plane is down")
+        assertThat(IssuedTokens.read(token)).as("the agent's token file while the webhook is down")
                 .isEqualTo(onDisk);
         assertThat(ApiChecks.review(server, onDisk, "vault").getAuthenticated()).isTrue();
 
-        controlplane = SatokenProcess.controlplane("flow-controlplane-restarted", controlplaneArgs,
-                controlplaneMetrics, Map.of());
-        controlplane.awaitReady(WAIT);
+        webhook = SatokenProcess.controlplane("flow-webhook-restarted", webhookArgs, webhookMetrics, Map.of());
+        webhook.awaitReady(WAIT);
         V1Pod after = admin.createNamespacedPod(namespace, annotated("after-restart", NODE)).execute();
         assertThat(after.getSpec().getVolumes()).extracting(V1Volume::getName).contains("satoken-agent-tokens");
         assertThat(kubelet.publish(after, agentVolume(after)).resolve("vault/token")).isRegularFile();
@@ -399,7 +416,7 @@ class WholeFlowE2E {
     // --- helpers ---------------------------------------------------------------------------------
 
     /** The two configurations as deployed, with a loopback URL for the Service and our CA as caBundle. */
-    static void registerWebhooks(String base, byte[] caBundle) throws IOException, ApiException {
+    static void registerWebhooks(KubeApiServer server, String base, byte[] caBundle) throws IOException, ApiException {
         AdmissionregistrationV1Api api = new AdmissionregistrationV1Api(server.adminClient());
         for (Object o : Yaml.loadAll(E2E.repo().resolve("controlplane/deploy/50-webhook-configurations.yaml").toFile())) {
             if (o instanceof V1MutatingWebhookConfiguration m) {
@@ -453,9 +470,10 @@ class WholeFlowE2E {
         }
     }
 
+    /** The agent's request for an {@link #annotated} pod: the audience and lifetime its volume asks for (NT-6). */
     private static AuthenticationV1TokenRequest boundTo(V1Pod pod) {
         return new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().audiences(List.of("vault"))
-                .expirationSeconds(600L).boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
+                .expirationSeconds(3600L).boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
                         .name(pod.getMetadata().getName()).uid(pod.getMetadata().getUid())));
     }
 

@@ -13,14 +13,15 @@ import java.util.concurrent.TimeUnit;
  * mount namespace, or Bidirectional propagation in a pod) and reads {@code /proc/self/mountinfo}.
  *
  * <p>Each volume gets its own small tmpfs, as kubelet gives a projected volume, so a token never reaches
- * the node's disk: {@value #OPTIONS}. The root is 0755 like kubelet's projected-volume directories; the
- * files carry the modes and owners of the projected-token rules.
+ * the node's disk: {@value #OPTIONS}. The root starts 0700, the agent's alone; the first write gives it the
+ * group and mode of its files' readers ({@link io.satoken.agent.write.DirectoryAccess}: 0750 and the pod's
+ * fsGroup when it has one), and the files carry the modes and owners of the projected-token rules.
  */
 public final class TmpfsMounter implements Mounter {
 
     /** The mount source; it marks this agent's mounts in mountinfo. */
     static final String SOURCE = "tokens.satoken.io";
-    static final String OPTIONS = "size=1m,mode=0755,nosuid,nodev,noexec";
+    static final String OPTIONS = "size=1m,mode=0700,nosuid,nodev,noexec";
     private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
     private static final long TIMEOUT_SECONDS = 30;
 

@@ -14,11 +14,24 @@ import java.util.Objects;
  * @param kubeletDir the kubelet's root directory; CSI mode serves {@code <kubeletDir>/plugins/tokens.satoken.io/csi.sock},
  *     registers in {@code <kubeletDir>/plugins_registry/} and mounts only under {@code <kubeletDir>/pods/}
  * @param projections the static projections; empty when {@code mode} is {@link Mode#CSI}
+ * @param maxUnboundExpirationSeconds the longest lifetime a static projection may ask for: its token is bound
+ *     to no object, so nothing but expiry ends it ({@value #MIN_MAX_UNBOUND_EXPIRATION_SECONDS}..{@value
+ *     #MAX_MAX_UNBOUND_EXPIRATION_SECONDS}, default {@value #DEFAULT_MAX_UNBOUND_EXPIRATION_SECONDS})
  */
-public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> projections) {
+public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> projections,
+        long maxUnboundExpirationSeconds) {
 
     /** The kubelet's root when the file gives none. */
     public static final Path DEFAULT_KUBELET_DIR = Path.of("/var/lib/kubelet");
+    /**
+     * An unbound token lives at most a day unless the config says otherwise: a leaked one cannot be
+     * revoked short of deleting its ServiceAccount, so its lifetime is the only limit on the damage.
+     */
+    public static final long DEFAULT_MAX_UNBOUND_EXPIRATION_SECONDS = 24 * 3600;
+    /** The cap may be lowered to the API server's minimum lifetime (PV-4), no further. */
+    public static final long MIN_MAX_UNBOUND_EXPIRATION_SECONDS = 600;
+    /** The cap may be raised to a week, no further. */
+    public static final long MAX_MAX_UNBOUND_EXPIRATION_SECONDS = 7 * 24 * 3600;
 
     /** Which sources of projections the agent runs. */
     public enum Mode {
@@ -44,6 +57,18 @@ public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> pro
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(kubeletDir, "kubeletDir");
         projections = List.copyOf(projections);
+        if (maxUnboundExpirationSeconds < MIN_MAX_UNBOUND_EXPIRATION_SECONDS
+                || maxUnboundExpirationSeconds > MAX_MAX_UNBOUND_EXPIRATION_SECONDS) {
+            throw new IllegalArgumentException("maxUnboundExpirationSeconds: must be between "
+                    + MIN_MAX_UNBOUND_EXPIRATION_SECONDS + " and " + MAX_MAX_UNBOUND_EXPIRATION_SECONDS
+                    + ", got " + maxUnboundExpirationSeconds);
+        }
+        for (StaticProjection p : projections) {
+            if (p.expirationSeconds() > maxUnboundExpirationSeconds) {
+                throw new IllegalArgumentException("a static projection asks for " + p.expirationSeconds()
+                        + " s, more than maxUnboundExpirationSeconds " + maxUnboundExpirationSeconds);
+            }
+        }
     }
 
     /** Where the kubelet mounts pods' volumes, the only place CSI mode mounts anything. */

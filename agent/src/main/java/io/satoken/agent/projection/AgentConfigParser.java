@@ -26,11 +26,13 @@ import java.util.Map;
  * <pre>
  * mode: static                 # csi | static | both (required)
  * kubeletDir: /var/lib/kubelet # absolute; where CSI mode finds the kubelet's plugin and pod directories
+ * maxUnboundExpirationSeconds: 86400 # 600..604800 (a week), default 86400 (a day): the longest lifetime
+ *                              # a projection may ask for, since its token is bound to no object
  * projections:                 # required when mode is static or both; absent or empty when csi
  *   - namespace: monitoring                  # required, DNS-1123 label
  *     serviceAccount: node-exporter          # required, DNS-1123 subdomain
  *     audiences: [https://vault.example.com] # optional, non-empty; absent = the API server's own
- *     expirationSeconds: 3600                # 600..2^32 (PV-4, PV-5), default 3600 (PV-2)
+ *     expirationSeconds: 3600                # 600..maxUnboundExpirationSeconds (PV-4), default 3600 (PV-2)
  *     dir: /var/run/satoken/node-exporter    # required, absolute, normalized, not in &lt;kubeletDir&gt;
  *     file: token                            # default "token", a relative path (PV-7, AW-15)
  *     mode: 0600                             # 0..0777, default 0600
@@ -47,9 +49,13 @@ public final class AgentConfigParser {
     /** The largest config accepted. */
     public static final int MAX_LENGTH = 1024 * 1024;
 
-    private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections");
+    private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections",
+            "maxUnboundExpirationSeconds");
     private static final List<String> ENTRY_KEYS = List.of("namespace", "serviceAccount", "audiences",
             "expirationSeconds", "dir", "file", "mode", "uid", "gid");
+
+    /** The top-level key that caps static projections' lifetimes. */
+    static final String MAX_UNBOUND = "maxUnboundExpirationSeconds";
 
     private AgentConfigParser() {
     }
@@ -97,11 +103,17 @@ public final class AgentConfigParser {
         }
         Path kubeletDir = fields.has("kubeletDir") ? absoluteDir(fields, "kubeletDir", errors)
                 : AgentConfig.DEFAULT_KUBELET_DIR;
-        List<StaticProjection> projections = projections(fields, mode, kubeletDir, errors);
+        String capRange = "must be between " + AgentConfig.MIN_MAX_UNBOUND_EXPIRATION_SECONDS + " (10 minutes) and "
+                + AgentConfig.MAX_MAX_UNBOUND_EXPIRATION_SECONDS + " (a week)";
+        Long cap = fields.integer(MAX_UNBOUND, AgentConfig.MIN_MAX_UNBOUND_EXPIRATION_SECONDS, capRange,
+                AgentConfig.MAX_MAX_UNBOUND_EXPIRATION_SECONDS, capRange);
+        long maxUnbound = cap != null ? cap : AgentConfig.DEFAULT_MAX_UNBOUND_EXPIRATION_SECONDS;
+        // an invalid cap has its own error; the projections are then held to the default
+        List<StaticProjection> projections = projections(fields, mode, kubeletDir, maxUnbound, errors);
         if (!errors.isEmpty()) {
             throw new InvalidConfigException(source, errors.list());
         }
-        return new AgentConfig(mode, kubeletDir, projections);
+        return new AgentConfig(mode, kubeletDir, projections, maxUnbound);
     }
 
     private static Mode mode(YamlFields fields, FieldErrors errors) {
@@ -126,7 +138,7 @@ public final class AgentConfigParser {
     }
 
     private static List<StaticProjection> projections(YamlFields fields, Mode mode, Path kubeletDir,
-            FieldErrors errors) {
+            long maxUnbound, FieldErrors errors) {
         Object raw = fields.raw("projections");
         if (raw != null && !(raw instanceof List<?>)) {
             errors.invalid("projections", "must be a list of maps", raw);
@@ -141,7 +153,7 @@ public final class AgentConfigParser {
             errors.add("projections", "must be empty when mode is \"csi\", got " + entries.size()
                     + (entries.size() == 1 ? " entry" : " entries"));
         }
-        Entries parsed = new Entries(kubeletDir, errors);
+        Entries parsed = new Entries(kubeletDir, maxUnbound, errors);
         for (int i = 0; i < entries.size(); i++) {
             String prefix = "projections[" + i + "]";
             if (entries.get(i) instanceof Map<?, ?> entry) {
@@ -157,6 +169,7 @@ public final class AgentConfigParser {
     private static final class Entries {
 
         private final Path kubeletDir;
+        private final long maxUnbound;
         private final FieldErrors errors;
         private final List<StaticProjection> projections = new ArrayList<>();
         /** each dir → the field that first named it */
@@ -164,8 +177,9 @@ public final class AgentConfigParser {
         /** each dir → the files in it */
         private final Map<Path, TokenFilePaths> files = new HashMap<>();
 
-        Entries(Path kubeletDir, FieldErrors errors) {
+        Entries(Path kubeletDir, long maxUnbound, FieldErrors errors) {
             this.kubeletDir = kubeletDir;
+            this.maxUnbound = maxUnbound;
             this.errors = errors;
         }
 
@@ -182,6 +196,7 @@ public final class AgentConfigParser {
             Long expirationSeconds = fields.integer("expirationSeconds",
                     ProjectionAnnotation.MIN_EXPIRATION_SECONDS, ProjectionAnnotation.PV4,
                     ProjectionAnnotation.MAX_EXPIRATION_SECONDS, ProjectionAnnotation.PV5);
+            expirationSeconds = capped(fields, expirationSeconds);
             Path dir = dir(fields);
             String file = file(fields, dir);
             Integer mode = fields.mode("mode");
@@ -192,6 +207,25 @@ public final class AgentConfigParser {
                         expirationSeconds == null ? ProjectionSpec.DEFAULT_EXPIRATION_SECONDS : expirationSeconds,
                         dir, file, mode == null ? StaticProjection.DEFAULT_MODE : mode, uid, gid));
             }
+        }
+
+        /**
+         * The lifetime unless it exceeds the cap on unbound tokens, which every static projection's token
+         * is; the default lifetime is held to the cap as well, since a lowered cap can be under it.
+         */
+        private Long capped(YamlFields fields, Long expirationSeconds) {
+            boolean given = fields.has("expirationSeconds");
+            if (given && expirationSeconds == null) {
+                return null; // already reported
+            }
+            long lifetime = given ? expirationSeconds : ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
+            if (lifetime > maxUnbound) {
+                errors.add(fields.field("expirationSeconds"), "an unbound token (no boundObjectRef) may live at most "
+                        + MAX_UNBOUND + " = " + maxUnbound + " seconds, got " + lifetime
+                        + (given ? "" : " (the default)"));
+                return null;
+            }
+            return expirationSeconds;
         }
 
         /** Null when absent: the API server's own audiences (PV-3). An empty list says nothing and is refused. */

@@ -1,6 +1,7 @@
 package io.satoken.agent.projection;
 
 import io.satoken.agent.token.TokenKey;
+import io.satoken.agent.write.FileOwnership;
 import java.util.Objects;
 
 /**
@@ -11,7 +12,7 @@ import java.util.Objects;
  * @param uid file owner, or null to leave it
  * @param gid file group, or null to leave it
  */
-public record Projection(TokenKey key, String path, int mode, Integer uid, Integer gid) {
+public record Projection(TokenKey key, String path, int mode, Integer uid, Integer gid) implements FileOwnership {
 
     public Projection {
         Objects.requireNonNull(key, "key");

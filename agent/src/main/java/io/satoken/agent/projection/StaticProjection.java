@@ -11,7 +11,7 @@ import java.util.Objects;
  * service account, written to {@code <dir>/<file>} with a fixed mode and owner.
  *
  * @param audiences the audiences to request, in order; null means the API server's own (PV-3)
- * @param expirationSeconds the requested lifetime, 600..2^32 (PV-4, PV-5)
+ * @param expirationSeconds the requested lifetime, 600 (PV-4) up to the config's maxUnboundExpirationSeconds
  * @param dir the absolute directory the file goes in; files of one dir are written together
  * @param file the file's cleaned relative path inside {@code dir}
  * @param mode the file mode, 0..0777

@@ -20,7 +20,9 @@ import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.statics.ConfigWatcher;
 import io.satoken.agent.statics.StaticTokens;
 import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
@@ -70,7 +72,7 @@ public final class AgentRuntime implements AutoCloseable {
     private final ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, REFRESH_THREADS);
     private final TokenCache cache;
     private final RefreshScheduler scheduler;
-    private final TokenAdoption adoption;
+    private TokenAdoption adoption;
     private final HealthServer health;
     private final List<AutoCloseable> closeLast = new ArrayList<>();
     private final ApiClient apiClient;
@@ -81,7 +83,9 @@ public final class AgentRuntime implements AutoCloseable {
 
     /**
      * @param source issues tokens (TokenRequest against the cluster)
-     * @param apiClient reads pods and sends Events in CSI mode; null in static mode
+     * @param apiClient reads the API server's ServiceAccount keys at start, to check tokens found on disk
+     *     before adopting them; reads pods and sends Events in CSI mode. Null only in static mode, and then no
+     *     token on disk is adopted: every one is requested anew
      */
     public AgentRuntime(Settings settings, TokenSource source, ApiClient apiClient) {
         this.settings = settings;
@@ -89,7 +93,6 @@ public final class AgentRuntime implements AutoCloseable {
         this.cache = new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
                 clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck()));
-        this.adoption = new TokenAdoption(cache, settings.defaultAudiences());
         metrics.watch(cache, scheduler);
         List<HealthServer.Check> readiness = new ArrayList<>();
         if (settings.config().mode().csi()) {
@@ -107,6 +110,7 @@ public final class AgentRuntime implements AutoCloseable {
         health.start();
         log.info("serving /healthz, /readyz and /metrics on {}", health.address());
         AgentConfig config = settings.config();
+        adoption = new TokenAdoption(cache, settings.defaultAudiences(), issuerKeys());
         if (config.mode().csi()) {
             KubeEventRecorder events = new KubeEventRecorder(apiClient, settings.nodeName(), clock, metrics);
             closeLast.add(events);
@@ -130,6 +134,27 @@ public final class AgentRuntime implements AutoCloseable {
             configWatcher.start();
             log.info("static mode: {} projection(s) from {}", config.projections().size(), settings.configFile());
         }
+    }
+
+    /**
+     * The API server's ServiceAccount keys, read once: tokens on disk are adopted only when they verify.
+     * Without them every token is requested anew, which the log says once.
+     */
+    private SignatureCheck issuerKeys() {
+        if (apiClient == null) {
+            log.warn("no API client to read the API server's ServiceAccount keys with: tokens on disk are not adopted,"
+                    + " all are requested anew");
+            return SignatureCheck.unavailable("no API client");
+        }
+        SignatureCheck keys = IssuerKeys.fetch(apiClient);
+        if (keys instanceof IssuerKeys known) {
+            log.info("read {} ServiceAccount key(s) from {}: still-valid tokens on disk are adopted after a signature"
+                    + " check", known.size(), IssuerKeys.JWKS_PATH);
+        } else if (keys instanceof SignatureCheck.Unavailable unavailable) {
+            log.warn("cannot read the API server's ServiceAccount keys ({}): tokens on disk are not adopted, all are"
+                    + " requested anew", unavailable.reason());
+        }
+        return keys;
     }
 
     /** The address the health server is bound to. */

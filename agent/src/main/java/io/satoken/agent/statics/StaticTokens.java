@@ -5,6 +5,7 @@ import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.agent.write.Directories;
+import io.satoken.agent.write.DirectoryAccess;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.LinkedHashMap;
@@ -23,8 +24,9 @@ import org.slf4j.LoggerFactory;
  *   <li>a directory no longer configured is unregistered and its token files are removed (only what the
  *       writer's layout put there; other files and a non-empty directory stay);</li>
  *   <li>an unchanged directory is left alone: no request, no write;</li>
- *   <li>a new directory is created (0755) if missing, adopts still-valid tokens already in it, and is
- *       registered;</li>
+ *   <li>a new directory is created if missing, with its parents, each with the {@link DirectoryAccess} of
+ *       its files (0750 and their group, when they have one), adopts still-valid tokens already in it, and
+ *       is registered;</li>
  *   <li>a changed directory is registered again: new or changed tokens are requested, files no longer
  *       configured disappear from its payload, a new mode or owner is applied.</li>
  * </ol>
@@ -67,7 +69,7 @@ public final class StaticTokens {
             }
             if (before == null) {
                 try {
-                    Directories.create(dir.dir());
+                    Directories.create(dir.dir(), DirectoryAccess.of(dir.projections()));
                 } catch (IOException e) {
                     log.error("cannot create {}: {}", dir.dir(), e.toString());
                     continue; // the next config change retries it; nothing else is held up

@@ -1,11 +1,13 @@
 package io.satoken.agent.token;
 
+import com.nimbusds.jwt.SignedJWT;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.text.ParseException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
@@ -22,6 +24,11 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>it is a readable regular file (through the {@code ..data} link) of at most 64 KiB that parses as a JWT
  *       with {@code iat} and {@code exp};</li>
+ *   <li>its signature verifies against the API server's ServiceAccount public keys ({@link IssuerKeys}, read
+ *       once per start). The claims below are only worth checking once the token is known to be the API
+ *       server's: a file on disk is not proof of anything, since whoever could write it could have written
+ *       any claims. Without the keys (the API server unreachable at start, or its JWKS not readable to the
+ *       agent) nothing is adopted;</li>
  *   <li>its subject is the key's ServiceAccount ({@code system:serviceaccount:<ns>:<name>});</li>
  *   <li>its audiences equal the key's; for a key without audiences (the API server's defaults) they
  *       must equal the known default audiences, and without those the token is not adopted;</li>
@@ -30,6 +37,14 @@ import org.slf4j.LoggerFactory;
  * </ol>
  * The expiry used is the earlier of the JWT's {@code exp} and {@code iat + expirationSeconds}: a token
  * the API server extended (PV-23, a JWT valid for a year) is refreshed on the requested schedule.
+ *
+ * <p>A token that is not adopted is requested anew when its directory is registered. Its file stays
+ * where it is until the new token replaces it (the writer swaps {@code ..data} only once the new token
+ * is in hand), so a reader keeps what it had through the restart even when the request fails. Why a
+ * token was not adopted is logged, one line per file and start, naming the file, never the token.
+ *
+ * <p>Checking the signature, rather than re-requesting every token at start, keeps the restart without a
+ * token storm: the keys cost one GET per start however many tokens there are.
  */
 public final class TokenAdoption {
 
@@ -38,15 +53,18 @@ public final class TokenAdoption {
 
     private final TokenCache cache;
     private final Optional<List<String>> defaultAudiences;
+    private final SignatureCheck signatures;
 
     /**
      * @param defaultAudiences the API server's default audiences, when known (an in-cluster agent reads
      *     them from its own ServiceAccount token); without them, tokens requested without audiences are
      *     re-requested at start
+     * @param signatures checks that a token is the API server's, usually {@link IssuerKeys#fetch}
      */
-    public TokenAdoption(TokenCache cache, Optional<List<String>> defaultAudiences) {
+    public TokenAdoption(TokenCache cache, Optional<List<String>> defaultAudiences, SignatureCheck signatures) {
         this.cache = Objects.requireNonNull(cache, "cache");
         this.defaultAudiences = defaultAudiences.map(List::copyOf);
+        this.signatures = Objects.requireNonNull(signatures, "signatures");
     }
 
     /** Adopts what it can of the directory's files; returns how many tokens went into the cache. */
@@ -73,10 +91,17 @@ public final class TokenAdoption {
             return Optional.empty();
         }
         TokenInfo info;
+        SignedJWT signed;
         try {
             info = TokenInfo.parse(jwt);
-        } catch (IllegalArgumentException e) {
-            log.info("not adopting {}: {}", file, e.getMessage());
+            signed = SignedJWT.parse(jwt);
+        } catch (IllegalArgumentException | ParseException e) {
+            log.info("not adopting {}: {}", file, e instanceof ParseException ? "not a JWT" : e.getMessage());
+            return Optional.empty();
+        }
+        String unsigned = signatures.whyNot(signed);
+        if (unsigned != null) {
+            log.info("not adopting {} for {}, requesting it anew: {}", file, key, unsigned);
             return Optional.empty();
         }
         String mismatch = mismatch(info, key);

@@ -37,7 +37,7 @@ import java.util.regex.Pattern;
  * whole new set, never a mix: kubelet's AtomicWriter layout (AW-1..AW-5).
  *
  * <pre>
- * T/..2024_05_01_12_00_00.4821...   the files of one version (0755)
+ * T/..2024_05_01_12_00_00.4821...   the files of one version (0750 group G; see DirectoryAccess)
  * T/..data -> ..2024_05_01_12_00_00.4821...   swapped with one rename(2)
  * T/token  -> ..data/token          one link per top-level name of the payload
  * </pre>
@@ -54,9 +54,9 @@ public final class AtomicWriter {
     static final Pattern TIMESTAMPED_DIR = Pattern.compile("\\.\\.\\d{4}(_\\d{2}){5}\\.\\d+");
     private static final DateTimeFormatter TIMESTAMP =
             DateTimeFormatter.ofPattern("uuuu_MM_dd_HH_mm_ss").withZone(ZoneOffset.UTC);
-    private static final Set<PosixFilePermission> DIR_MODE = permissions(0755);
+    /** Directories start private; {@link DirectoryAccess} then opens them to the files' readers. */
     private static final FileAttribute<Set<PosixFilePermission>> DIR_ATTRIBUTE =
-            PosixFilePermissions.asFileAttribute(DIR_MODE);
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
     private final Path targetDir;
     private final InstantSource clock;
@@ -88,12 +88,16 @@ public final class AtomicWriter {
      *  3. pathsToRemove = old paths minus payload paths and their ancestors (AW-9). The old dir is
      *     walked once, or not at all when this writer published it and so knows its paths.
      *  4. Decide whether to write (AW-10). Differs from upstream: mode, uid and gid count as well as
-     *     content, and a file/dir mismatch counts as a change (AW-14). Unchanged and nothing to remove:
-     *     only step 10 runs, and write returns false (the #121472 fix).
-     *  5. Create the new timestamped dir, 0755 (AW-1, AW-11).
-     *  6. Write each file, then chmod it to its exact mode and chown it if asked (AW-6). Differs from
-     *     upstream: on failure the new dir is removed.
-     *  7. (upstream's setPerms hook; not needed, ownership is set per file in step 6)
+     *     content, and a file/dir mismatch counts as a change (AW-14); so does a target dir (when the
+     *     writer's user owns it) or old timestamped dir without the payload's DirectoryAccess. Unchanged
+     *     and nothing to remove: only step 10 runs, and write returns false (the #121472 fix).
+     *  5. Create the new timestamped dir (AW-11) with the payload's DirectoryAccess: 0750 and the files'
+     *     group, where upstream makes it 0755 (AW-1).
+     *  6. Write each file, then chmod it to its exact mode and chown it if asked (AW-6); subdirectories
+     *     get the DirectoryAccess too. Differs from upstream: on failure the new dir is removed.
+     *  7. Upstream's setPerms hook gives the whole volume fsGroup; here the files have their owners from
+     *     step 6, and the target dir gets the DirectoryAccess, when the writer's user owns it (a tmpfs of
+     *     the agent's, a static projection's dir it made), so the readers can reach the new version.
      *  8. Create ..data_tmp -> new dir. Differs from upstream: a stale ..data_tmp left by a crash is
      *     removed first. On failure the new dir is removed.
      *  9. rename(2) ..data_tmp over ..data: the atomic publish (AW-12). On failure ..data_tmp and the
@@ -114,6 +118,7 @@ public final class AtomicWriter {
     public synchronized boolean write(Map<String, FileContent> payload) throws IOException {
         // 1. AW-7
         CleanPayload files = CleanPayload.of(payload);
+        DirectoryAccess access = DirectoryAccess.of(files.files().values());
 
         // 2. AW-8
         String oldDirName = publishedDirName();
@@ -122,7 +127,8 @@ public final class AtomicWriter {
         VersionDiff diff = oldDirName == null ? null
                 : VersionDiff.compute(targetDir.resolve(oldDirName),
                         oldDirName.equals(publishedName) ? publishedPaths : null, files, unixView);
-        if (diff != null && !diff.changed() && !diff.hasPathsToRemove()) {
+        if (diff != null && !diff.changed() && !diff.hasPathsToRemove()
+                && accessHeld(access, targetDir.resolve(oldDirName))) {
             createMissingLinks(files); // 10. only
             if (!oldDirName.equals(publishedName)) {
                 // the old dir holds exactly this payload: the next write need not list it again
@@ -136,13 +142,17 @@ public final class AtomicWriter {
         }
 
         // 5. AW-11
-        Path newDir = Files.createTempDirectory(targetDir, ".." + TIMESTAMP.format(clock.instant()) + ".");
+        Path newDir = Files.createTempDirectory(targetDir, ".." + TIMESTAMP.format(clock.instant()) + ".",
+                DIR_ATTRIBUTE);
         String newDirName = newDir.getFileName().toString();
         try {
-            Files.setPosixFilePermissions(newDir, DIR_MODE);
+            access.applyTo(newDir);
             // 6. AW-6
-            writeFiles(newDir, files);
-            // 7. nothing to do
+            writeFiles(newDir, files, access);
+            // 7.
+            if (ownedByWriter(newDir)) {
+                access.applyTo(targetDir);
+            }
             // 8.
             Path tmp = targetDir.resolve(DATA_TMP);
             Path link = targetDir.getFileSystem().getPath(newDirName);
@@ -265,7 +275,20 @@ public final class AtomicWriter {
         return TIMESTAMPED_DIR.matcher(name).matches() ? name : null;
     }
 
-    private void writeFiles(Path dir, CleanPayload files) throws IOException {
+    /** Whether the old dir, and the target dir when it is the writer's, already have the payload's access. */
+    private boolean accessHeld(DirectoryAccess access, Path oldDir) throws IOException {
+        return access.heldBy(oldDir) && (!ownedByWriter(oldDir) || access.heldBy(targetDir));
+    }
+
+    /**
+     * Whether the target dir belongs to the user that made {@code ownDir}, the writer's: only then does the
+     * writer set its access. A dir someone else made for the tokens keeps what they gave it.
+     */
+    private boolean ownedByWriter(Path ownDir) throws IOException {
+        return Files.getOwner(targetDir).equals(Files.getOwner(ownDir, NOFOLLOW_LINKS));
+    }
+
+    private void writeFiles(Path dir, CleanPayload files, DirectoryAccess access) throws IOException {
         Set<String> madeDirs = new HashSet<>();
         for (Map.Entry<String, FileContent> e : files.files().entrySet()) {
             String rel = e.getKey();
@@ -274,13 +297,13 @@ public final class AtomicWriter {
                 String sub = rel.substring(0, slash);
                 if (madeDirs.add(sub)) {
                     Path subDir = Files.createDirectory(dir.resolve(sub), DIR_ATTRIBUTE);
-                    Files.setPosixFilePermissions(subDir, DIR_MODE); // never world-writable
+                    access.applyTo(subDir); // never writable but by the writer
                 }
             }
             Path file = dir.resolve(rel);
             Set<PosixFilePermission> mode = permissions(content.mode());
-            // Created with its own mode, never the umask's default: the dir is already 0755, and a
-            // token must not be readable by others even until the chmod. umask can only narrow it.
+            // Created with its own mode, never the umask's default: a token must not be readable by
+            // others even until the chmod. umask can only narrow it.
             try (SeekableByteChannel channel = Files.newByteChannel(
                     file, EnumSet.of(CREATE_NEW, WRITE), PosixFilePermissions.asFileAttribute(mode))) {
                 ByteBuffer data = ByteBuffer.wrap(content.sharedData());

@@ -7,6 +7,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
@@ -16,8 +17,8 @@ import java.util.Set;
 /** Creates the directories token files live in. */
 public final class Directories {
 
-    /** Listable and traversable by the token's owner whoever that is; writable only by the agent. */
-    public static final Set<PosixFilePermission> MODE = PosixFilePermissions.fromString("rwxr-xr-x");
+    private static final FileAttribute<Set<PosixFilePermission>> PRIVATE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
     private Directories() {
     }
@@ -40,11 +41,12 @@ public final class Directories {
     }
 
     /**
-     * Creates {@code dir} and any missing parents with mode 0755, set explicitly after each mkdir: a
-     * umask such as systemd's {@code UMask=0077} would otherwise leave them 0700, and a token's owner
-     * could not reach its file. Directories that already exist keep their mode.
+     * Creates {@code dir} and any missing parents, each private at first and then given {@code access},
+     * the group and mode that let exactly the readers of the files below through: set explicitly, since a
+     * umask such as systemd's {@code UMask=0077} would leave 0700 and a token's reader could not reach its
+     * file. Directories that already exist keep their group and mode.
      */
-    public static Path create(Path dir) throws IOException {
+    public static Path create(Path dir, DirectoryAccess access) throws IOException {
         Deque<Path> missing = new ArrayDeque<>();
         for (Path p = dir.toAbsolutePath(); p != null && !Files.isDirectory(p); p = p.getParent()) {
             missing.push(p);
@@ -52,8 +54,8 @@ public final class Directories {
         while (!missing.isEmpty()) {
             Path p = missing.pop();
             try {
-                Files.createDirectory(p);
-                Files.setPosixFilePermissions(p, MODE);
+                Files.createDirectory(p, PRIVATE);
+                access.applyTo(p);
             } catch (FileAlreadyExistsException e) {
                 if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(p)) {
                     throw e; // a file is in the way

@@ -14,7 +14,7 @@ import java.util.Objects;
  * @param uid the owner uid to set, or {@code null} to leave the owner as the writer creates it
  * @param gid the group gid to set, or {@code null} to leave the group as the writer creates it
  */
-public record FileContent(byte[] data, int mode, Integer uid, Integer gid) {
+public record FileContent(byte[] data, int mode, Integer uid, Integer gid) implements FileOwnership {
 
     public FileContent {
         Objects.requireNonNull(data, "data");

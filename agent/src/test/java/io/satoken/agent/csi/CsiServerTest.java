@@ -38,6 +38,7 @@ import io.satoken.agent.testing.PodInfo;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
@@ -102,7 +103,8 @@ class CsiServerTest {
         VolumeStore store = new VolumeStore(kubeletDir.resolve("satoken-volumes"));
         store.create();
         volumes = new CsiVolumes(kubeletDir.resolve("pods"), store, mounter, pods, scheduler,
-                new TokenAdoption(cache, Optional.empty()), (pod, reason, message) -> { });
+                new TokenAdoption(cache, Optional.empty(), SignatureCheck.unavailable("a test without keys")),
+                (pod, reason, message) -> { });
         pods.put(new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(UID)));
         server = new CsiServer(kubeletDir, "node-a", "1.2.3", volumes, (took, result) -> publishResults.add(result));
         server.start();

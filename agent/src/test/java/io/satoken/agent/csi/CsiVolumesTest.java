@@ -25,8 +25,10 @@ import io.satoken.agent.testing.PodInfo;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.LocalIssuer;
 import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
@@ -94,6 +96,10 @@ class CsiVolumesTest {
         final List<Boolean> doneAtEachWrite = new ArrayList<>();
 
         Agent(TokenSource tokens) throws IOException {
+            this(tokens, SignatureCheck.unavailable("a test without keys"));
+        }
+
+        Agent(TokenSource tokens, SignatureCheck keys) throws IOException {
             cache = new TokenCache(tokens, new RefreshPolicy(Duration.ZERO, new Random()), clock);
             scheduler = new RefreshScheduler(cache, clock,
                     new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
@@ -115,7 +121,7 @@ class CsiVolumesTest {
                     });
             store.create();
             volumes = new CsiVolumes(podsDir(), store, mounter, pods, scheduler,
-                    new TokenAdoption(cache, Optional.empty()), (pod, reason, message) -> events.add(
+                    new TokenAdoption(cache, Optional.empty(), keys), (pod, reason, message) -> events.add(
                             pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName() + " " + reason + ": "
                                     + message));
         }
@@ -423,7 +429,9 @@ class CsiVolumesTest {
         assertThat(agent.store.loadAll()).hasSize(1);
     }
 
-    record Ownership(String name, UnaryOperator<V1PodSpec> spec, String mode, Integer uid, Integer gid) {
+    /** A file's mode and owner, and the mode and group of the volume's dirs (finding 5: they were 0755). */
+    record Ownership(String name, UnaryOperator<V1PodSpec> spec, String mode, Integer uid, Integer gid, String dirMode,
+            int dirGid) {
         @Override
         public String toString() {
             return name;
@@ -433,17 +441,19 @@ class CsiVolumesTest {
     static Stream<Ownership> ownership() {
         return Stream.of(
                 // PV-1
-                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null),
-                // PV-17
+                // (the file is anyone's: others pass through the dirs, never list them)
+                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null, "rwx-----x", 0),
+                // PV-17: the dirs are fsGroup's, as kubelet's are
                 new Ownership("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(2000L)),
-                        "rw-r-----", null, 2000),
-                // PV-16, PV-18
+                        "rw-r-----", null, 2000, "rwxr-x---", 2000),
+                // PV-16, PV-18 (no group holds user 1000 alone)
                 new Ownership("every container runs as 1000", s -> s.securityContext(
-                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null),
+                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null, "rwx-----x", 0),
                 new Ownership("runAsUser and fsGroup", s -> s.securityContext(
-                        new V1PodSecurityContext().runAsUser(1000L).fsGroup(2000L)), "rw-r-----", 1000, 2000),
+                        new V1PodSecurityContext().runAsUser(1000L).fsGroup(2000L)), "rw-r-----", 1000, 2000,
+                        "rwxr-x---", 2000),
                 new Ownership("containers disagree", s -> s.addContainersItem(new V1Container().name("sidecar")
-                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null));
+                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null, "rwx-----x", 0));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -460,6 +470,12 @@ class CsiVolumesTest {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(token))).isEqualTo(c.mode());
         assertThat(Files.getAttribute(token, "unix:uid")).isEqualTo(c.uid() == null ? 0 : c.uid());
         assertThat(Files.getAttribute(token, "unix:gid")).isEqualTo(c.gid() == null ? 0 : c.gid());
+        Path data = target().resolve(Files.readSymbolicLink(target().resolve("..data")));
+        for (Path dir : List.of(target(), data)) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).as("%s", dir)
+                    .isEqualTo(c.dirMode());
+            assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(c.dirGid());
+        }
     }
 
     // --- unpublish
@@ -543,7 +559,7 @@ class CsiVolumesTest {
         clock.advance(Duration.ofMinutes(20));
 
         ScriptedTokenSource afterRestart = new ScriptedTokenSource(issuer);
-        agent = new Agent(afterRestart);
+        agent = new Agent(afterRestart, IssuerKeys.parse(issuer.publicJwksJson()));
         assertThat(agent.volumes.resume()).isEqualTo(1);
         clock.runDue();
 

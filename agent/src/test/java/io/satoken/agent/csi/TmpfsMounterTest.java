@@ -1,9 +1,12 @@
 package io.satoken.agent.csi;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -11,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Which mounts are the agent's: read from /proc/self/mountinfo lines. Real mounting is in CsiModeIT. */
+/** Which mounts are the agent's: read from /proc/self/mountinfo lines; and the root's mode of a real mount. */
 class TmpfsMounterTest {
 
     private static final String OURS = "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~csi/tokens/mount";
@@ -32,6 +35,20 @@ class TmpfsMounterTest {
                 "104 22 0:54 / /run/b rw shared:7 master:3 propagate_from:2 - tmpfs tokens.satoken.io rw");
 
         assertThat(TmpfsMounter.mountPoints(mountinfo)).containsExactly(OURS, "/run/a", "/run/b");
+    }
+
+    // finding 5: the root was 0755 from the mount on; it is the agent's alone until the first write opens it
+    @Test
+    void mountTmpfs_rootIsTheAgentsAlone(@TempDir Path dir) throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "mount needs root");
+        TmpfsMounter mounter = new TmpfsMounter();
+        mounter.mountTmpfs(dir);
+        try {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+        } finally {
+            mounter.unmount(dir);
+        }
+        assertThat(TmpfsMounter.OPTIONS).contains("mode=0700").doesNotContain("0755");
     }
 
     @Test

@@ -199,6 +199,36 @@ class InstallScriptTest {
         assertThat(run("--prefix").exit).isEqualTo(2);
     }
 
+    // finding 5: the agent's CAP_DAC_READ_SEARCH reads past modes, so kubelet's credentials are hidden from it
+    @Test
+    void unit_hidesKubeletsCredentials_missingPathsAllowed() throws IOException {
+        List<String> hidden = unitValues("InaccessiblePaths");
+
+        assertThat(hidden).contains("-/var/lib/kubelet/pki", "-/etc/kubernetes/pki", "-/etc/kubernetes/kubelet.conf",
+                "-/etc/kubernetes/bootstrap-kubelet.conf", "-/etc/kubernetes/admin.conf", "-/var/lib/kubelet/pods");
+        assertThat(hidden).allSatisfy(p -> assertThat(p).as("a missing path must not fail the unit").startsWith("-/"));
+        assertThat(hidden).noneMatch(p -> p.equals("-/etc/satoken") || p.startsWith("-/etc/satoken/")
+                || p.equals("-/run/satoken") || p.equals("-/var/lib/satoken"));
+    }
+
+    // finding 5: the dirs holding the token dirs were 0755; no one but the agent may list them now
+    @Test
+    void unit_tokenParentDirs_areNotListableByOthers() throws IOException {
+        assertThat(unitValues("StateDirectoryMode")).containsExactly("0711");
+        assertThat(unitValues("RuntimeDirectoryMode")).containsExactly("0711");
+    }
+
+    /** Every blank-separated word of every {@code key=} line of the unit. */
+    private static List<String> unitValues(String key) throws IOException {
+        List<String> values = new ArrayList<>();
+        for (String line : Files.readAllLines(ROOT.resolve("systemd/satoken-agent.service"))) {
+            if (line.startsWith(key + "=")) {
+                values.addAll(List.of(line.substring(key.length() + 1).strip().split("\\s+")));
+            }
+        }
+        return values;
+    }
+
     @Test
     void help_exits0() throws Exception {
         Run r = run("--help");

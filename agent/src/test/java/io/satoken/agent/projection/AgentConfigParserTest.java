@@ -126,7 +126,7 @@ class AgentConfigParserTest {
                 new Rejected("duplicate key", "mode: static\nmode: csi\n",
                         "config: could not be parsed as YAML or JSON: found duplicate key mode (line 2, column 1)"),
                 new Rejected("unknown top-level key", "mode: csi\nkubeletdir: /x\n",
-                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections)"),
+                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds)"),
                 // mode
                 new Rejected("mode missing", "kubeletDir: /x\n", "mode: Required value"),
                 new Rejected("mode unknown", "mode: daemonset\n",
@@ -200,6 +200,25 @@ class AgentConfigParserTest {
                         p0 + "expirationSeconds: may not specify a duration less than 10 minutes, got 599"),
                 new Rejected("expiration 2^32+1", entry("expirationSeconds: 4294967297"),
                         p0 + "expirationSeconds: may not specify a duration larger than 2^32 seconds, got 4294967297"),
+                // an unbound token may live a day, unless maxUnboundExpirationSeconds says otherwise (finding 5)
+                new Rejected("unbound expiration a second over a day", entry("expirationSeconds: 86401"),
+                        p0 + "expirationSeconds: an unbound token (no boundObjectRef) may live at most"
+                                + " maxUnboundExpirationSeconds = 86400 seconds, got 86401"),
+                new Rejected("unbound expiration of 2^32", entry("expirationSeconds: 4294967296"),
+                        p0 + "expirationSeconds: an unbound token (no boundObjectRef) may live at most"
+                                + " maxUnboundExpirationSeconds = 86400 seconds, got 4294967296"),
+                new Rejected("unbound expiration over a raised cap", "maxUnboundExpirationSeconds: 172800\n"
+                        + entry("expirationSeconds: 172801"), p0 + "expirationSeconds: an unbound token (no"
+                        + " boundObjectRef) may live at most maxUnboundExpirationSeconds = 172800 seconds, got 172801"),
+                new Rejected("default expiration over a lowered cap", "maxUnboundExpirationSeconds: 1800\n"
+                        + entry("file: token"), p0 + "expirationSeconds: an unbound token (no boundObjectRef) may"
+                        + " live at most maxUnboundExpirationSeconds = 1800 seconds, got 3600 (the default)"),
+                new Rejected("cap over a week", "maxUnboundExpirationSeconds: 604801\n" + entry("file: token"),
+                        "maxUnboundExpirationSeconds: must be between 600 (10 minutes) and 604800 (a week), got 604801"),
+                new Rejected("cap under ten minutes", "maxUnboundExpirationSeconds: 599\n" + entry("file: token"),
+                        "maxUnboundExpirationSeconds: must be between 600 (10 minutes) and 604800 (a week), got 599"),
+                new Rejected("cap a string", "mode: csi\nmaxUnboundExpirationSeconds: 1d\n",
+                        "maxUnboundExpirationSeconds: must be an integer, got \"1d\""),
                 new Rejected("expiration a duration string", entry("expirationSeconds: 1h"),
                         p0 + "expirationSeconds: must be an integer, got \"1h\""),
                 // dir
@@ -244,7 +263,7 @@ class AgentConfigParserTest {
                 new Rejected("gid a string", entry("gid: nobody"), p0 + "gid: must be an integer, got \"nobody\""),
                 // all at once
                 new Rejected("several errors", "mode: static\nextra: 1\nprojections:\n  - {namespace: NS, dir: rel}\n",
-                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections); "
+                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds); "
                                 + p0 + "namespace: " + label + ", got \"NS\"; "
                                 + p0 + "serviceAccount: Required value; "
                                 + p0 + "dir: must be an absolute path, got \"rel\""));
@@ -263,11 +282,33 @@ class AgentConfigParserTest {
         String sa253 = String.join(".", "a".repeat(63), "a".repeat(63), "a".repeat(63), "a".repeat(61));
         AgentConfig config = AgentConfigParser.parse(bare("namespace: " + "a".repeat(63) + "\nserviceAccount: " + sa253
                 + "\ndir: /run/t\nexpirationSeconds: 600\nmode: 0777\nuid: 0\ngid: 2147483647")
-                + "  - {namespace: ns, serviceAccount: sa, dir: /run/u, expirationSeconds: 4294967296, mode: 0}\n");
+                + "  - {namespace: ns, serviceAccount: sa, dir: /run/u, expirationSeconds: 86400, mode: 0}\n");
 
-        assertThat(config.projections()).extracting(StaticProjection::expirationSeconds).containsExactly(600L, 1L << 32);
+        assertThat(config.projections()).extracting(StaticProjection::expirationSeconds).containsExactly(600L, 86400L);
         assertThat(config.projections()).extracting(StaticProjection::mode).containsExactly(0777, 0);
         assertThat(config.projections().get(0).serviceAccount()).hasSize(253);
+    }
+
+    @Test
+    void maxUnboundExpirationSeconds_defaultsToADay_andMayBeRaisedToAWeek() throws InvalidConfigException {
+        assertThat(AgentConfigParser.parse(entry("expirationSeconds: 86400")).maxUnboundExpirationSeconds())
+                .isEqualTo(86400);
+
+        AgentConfig raised = AgentConfigParser.parse("maxUnboundExpirationSeconds: 604800\n"
+                + entry("expirationSeconds: 604800"));
+
+        assertThat(raised.maxUnboundExpirationSeconds()).isEqualTo(604800);
+        assertThat(raised.projections()).extracting(StaticProjection::expirationSeconds).containsExactly(604800L);
+    }
+
+    @Test
+    void maxUnboundExpirationSeconds_lowered_holdsEveryProjectionToIt() throws InvalidConfigException {
+        AgentConfig lowered = AgentConfigParser.parse("maxUnboundExpirationSeconds: 600\n"
+                + entry("expirationSeconds: 600"));
+
+        assertThat(lowered.maxUnboundExpirationSeconds()).isEqualTo(600);
+        assertThat(lowered.staticDirectories().get(0).keys()).allSatisfy(k -> assertThat(k.expirationSeconds())
+                .isLessThanOrEqualTo(600));
     }
 
     @Test

@@ -1,17 +1,30 @@
 package io.satoken.agent.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
+import com.nimbusds.jwt.SignedJWT;
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AuthenticationV1Api;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
+import io.kubernetes.client.openapi.models.V1Namespace;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1TokenReview;
 import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.satoken.agent.kube.RateLimiter;
 import io.satoken.agent.projection.AgentConfigParser;
+import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenRequestSource;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.Manifests;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -27,7 +40,10 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Static mode (systemd) against a real kube-apiserver: configured tokens, reload on edit, readiness. */
+/**
+ * Static mode (systemd) against a real kube-apiserver: configured tokens, reload on edit, readiness, adoption
+ * at restart checked against the API server's keys, and the example least-privilege RBAC.
+ */
 @RequiresKubeApiServer
 class StaticModeIT {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -42,11 +58,7 @@ class StaticModeIT {
         String yaml = config(namespace, "vault", dir);
         Files.writeString(configFile, yaml);
 
-        try (AgentRuntime agent = new AgentRuntime(new AgentRuntime.Settings(AgentConfigParser.parse(yaml), configFile,
-                yaml.getBytes(StandardCharsets.UTF_8), null, new InetSocketAddress("127.0.0.1", 0), Optional.empty(),
-                "test"),
-                new TokenRequestSource(server.clientFor(AgentRbac.token(server)), RateLimiter.defaults()), null)) {
-            agent.start();
+        try (AgentRuntime agent = start(server, yaml, configFile)) {
             Path token = dir.resolve("token");
             await().atMost(WAIT).until(() -> Files.exists(token));
             V1TokenReviewStatus review = review(server, Files.readString(token), "vault");
@@ -58,6 +70,98 @@ class StaticModeIT {
             await().atMost(WAIT).until(() -> TokenInfo.parse(Files.readString(token)).audiences().equals(List.of("sts")));
             assertThat(review(server, Files.readString(token), "sts").getAuthenticated()).isTrue();
         }
+    }
+
+    @Test
+    void restart_adoptsTheGenuineTokenWithoutARequest_butReplacesAForgedOne(KubeApiServer server, @TempDir Path tmp)
+            throws Exception {
+        String namespace = server.createNamespace("static-restart");
+        server.createServiceAccount(namespace, "exporter");
+        Path dir = tmp.resolve("exporter");
+        Path configFile = tmp.resolve("agent.yaml");
+        String yaml = config(namespace, "vault", dir);
+        Files.writeString(configFile, yaml);
+        Path token = dir.resolve("token");
+        try (AgentRuntime first = start(server, yaml, configFile)) {
+            await().atMost(WAIT).until(() -> readyz(first) == 200);
+        }
+        String genuine = Files.readString(token);
+
+        // the API server's JWKS (read with the agent's own RBAC) verifies it: adopted, no TokenRequest
+        try (AgentRuntime restarted = start(server, yaml, configFile)) {
+            await().atMost(WAIT).until(() -> readyz(restarted) == 200);
+            assertThat(restarted.metrics().registry().scrape()).doesNotContain("satoken_token_requests_total");
+            assertThat(Files.readString(token)).isEqualTo(genuine);
+        }
+
+        // the same claims under the API server's kid, signed by another key: not adopted, replaced
+        SignedJWT real = SignedJWT.parse(genuine.strip());
+        SignedJWT forged = new SignedJWT(new JWSHeader.Builder(real.getHeader()).build(), real.getJWTClaimsSet());
+        forged.sign(new RSASSASigner(new RSAKeyGenerator(2048).generate()));
+        Path file = token.toRealPath();
+        Files.writeString(file, forged.serialize());
+        try (AgentRuntime restarted = start(server, yaml, configFile)) {
+            await().atMost(WAIT).until(() -> !Files.readString(token).equals(forged.serialize()));
+            assertThat(restarted.metrics().registry().scrape()).contains("satoken_token_requests_total");
+            assertThat(review(server, Files.readString(token), "vault").getAuthenticated()).isTrue();
+        }
+    }
+
+    /**
+     * The least-privilege Role of {@code systemd/rbac-example.yaml} (resourceNames: the example config's
+     * ServiceAccounts only) runs the example {@code systemd/agent.yaml}, and refuses any other ServiceAccount.
+     */
+    @Test
+    void exampleRbac_runsTheExampleConfig_andNothingElse(KubeApiServer server, @TempDir Path tmp) throws Exception {
+        AgentRbac.token(server); // the satoken-system namespace
+        CoreV1Api admin = new CoreV1Api(server.adminClient());
+        for (String ns : List.of("monitoring", "backup")) {
+            try {
+                admin.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(ns))).execute();
+            } catch (ApiException e) {
+                assertThat(e.getCode()).isEqualTo(409);
+            }
+        }
+        server.createServiceAccount("monitoring", "node-exporter");
+        server.createServiceAccount("monitoring", "other");
+        server.createServiceAccount("backup", "restic");
+        Manifests.apply(server, Path.of("../systemd/rbac-example.yaml"));
+        String identity = server.serviceAccountToken("satoken-system", "satoken-static-agent");
+        String yaml = Files.readString(Path.of("../systemd/agent.yaml"))
+                .replace("dir: /var/run/satoken/", "dir: " + tmp + "/run/")
+                .replace("dir: /var/lib/satoken/", "dir: " + tmp + "/lib/");
+        Path configFile = Files.writeString(tmp.resolve("agent.yaml"), yaml);
+
+        try (AgentRuntime agent = start(server, yaml, configFile, identity)) {
+            await().atMost(WAIT).until(() -> readyz(agent) == 200);
+            assertThat(review(server, Files.readString(tmp.resolve("run/node-exporter/token")),
+                    "https://vault.example.com").getAuthenticated()).isTrue();
+            assertThat(review(server, Files.readString(tmp.resolve("lib/restic/token")), KubeApiServer.ISSUER)
+                    .getAuthenticated()).isTrue();
+        }
+        assertThat(IssuerKeys.fetch(server.clientFor(identity))).isInstanceOf(IssuerKeys.class);
+        AuthenticationV1TokenRequest request = new AuthenticationV1TokenRequest()
+                .spec(new V1TokenRequestSpec().audiences(List.of("vault")));
+        assertThatThrownBy(() -> new CoreV1Api(server.clientFor(identity))
+                .createNamespacedServiceAccountToken("other", "monitoring", request).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.getCode()).isEqualTo(403));
+        assertThatThrownBy(() -> new CoreV1Api(server.clientFor(identity))
+                .createNamespacedServiceAccountToken("restic", "monitoring", request).execute())
+                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.getCode()).isEqualTo(403));
+    }
+
+    private static AgentRuntime start(KubeApiServer server, String yaml, Path configFile) throws Exception {
+        return start(server, yaml, configFile, AgentRbac.token(server));
+    }
+
+    private static AgentRuntime start(KubeApiServer server, String yaml, Path configFile, String agentToken)
+            throws Exception {
+        AgentRuntime agent = new AgentRuntime(new AgentRuntime.Settings(AgentConfigParser.parse(yaml), configFile,
+                yaml.getBytes(StandardCharsets.UTF_8), null, new InetSocketAddress("127.0.0.1", 0), Optional.empty(),
+                "test"),
+                new TokenRequestSource(server.clientFor(agentToken), RateLimiter.defaults()), server.clientFor(agentToken));
+        agent.start();
+        return agent;
     }
 
     private static String config(String namespace, String audience, Path dir) {

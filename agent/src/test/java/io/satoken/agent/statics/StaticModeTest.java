@@ -12,8 +12,10 @@ import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenSourceException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +42,8 @@ class StaticModeTest {
     private final AgentMetrics metrics = new AgentMetrics(clock);
     private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock,
             new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock, RefreshListener.NONE);
-    private final StaticTokens statics = new StaticTokens(scheduler, new TokenAdoption(cache, Optional.empty()), clock);
+    private final StaticTokens statics = new StaticTokens(scheduler,
+            new TokenAdoption(cache, Optional.empty(), SignatureCheck.unavailable("a test without keys")), clock);
     private Path configFile;
     private ConfigWatcher watcher;
 
@@ -63,14 +66,17 @@ class StaticModeTest {
     }
 
     @Test
-    void configuredProjection_isWrittenWithItsModeInA0755Directory() throws Exception {
+    void configuredProjection_isWrittenWithItsModeInADirectoryOnlyTheAgentMayEnter() throws Exception {
         assertThat(statics.allWritten()).isFalse();
         clock.runDue();
         Path token = tmp.resolve("exporter/token");
         assertThat(Files.readString(token)).isEqualTo("token-1");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(token))).isEqualTo("rw-------");
+        // a 0600 file of the agent's own: no one else needs to pass (finding 5: it was 0755)
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(tmp.resolve("exporter"))))
-                .isEqualTo("rwxr-xr-x");
+                .isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(tmp.resolve("exporter").resolve(
+                Files.readSymbolicLink(tmp.resolve("exporter/..data")))))).isEqualTo("rwx------");
         assertThat(statics.allWritten()).isTrue();
         assertThat(source.callKeys()).singleElement().satisfies(key -> {
             assertThat(key.audiences()).containsExactly("vault");
@@ -110,6 +116,36 @@ class StaticModeTest {
 
         clock.advance(Duration.ofMinutes(48)); // the old projection is still refreshed
         assertThat(Files.readString(tmp.resolve("exporter/token"))).isEqualTo("token-2");
+    }
+
+    // finding 5: a token on disk that cannot be verified is not adopted, and stays until a new one replaces it
+    @Test
+    void restart_tokenNotAdopted_andTheApiServerDown_keepsTheOldFileUntilANewTokenReplacesIt() throws Exception {
+        clock.runDue();
+        Path token = tmp.resolve("exporter/token");
+        assertThat(Files.readString(token)).isEqualTo("token-1");
+        source.failAlways(new TokenSourceException("connection refused"));
+
+        // the agent restarts without the API server's keys: nothing is adopted, the request fails
+        TokenCache restartedCache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+        RefreshScheduler restarted = new RefreshScheduler(restartedCache, clock,
+                new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
+                RefreshListener.NONE);
+        try {
+            new StaticTokens(restarted, new TokenAdoption(restartedCache, Optional.empty(),
+                    SignatureCheck.unavailable("connection refused")), clock)
+                    .apply(AgentConfigParser.parse(Files.readString(configFile)).staticDirectories());
+            clock.runDue();
+            clock.advance(Duration.ofSeconds(5));
+            assertThat(source.calls()).isGreaterThan(1);
+            assertThat(Files.readString(token)).as("the old token, still in place").isEqualTo("token-1");
+
+            source.recover();
+            clock.advance(Duration.ofSeconds(30));
+            assertThat(Files.readString(token)).isNotEqualTo("token-1").startsWith("token-");
+        } finally {
+            restarted.close();
+        }
     }
 
     @Test

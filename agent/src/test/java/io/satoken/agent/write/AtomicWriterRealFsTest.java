@@ -9,9 +9,14 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -170,6 +175,89 @@ class AtomicWriterRealFsTest {
         // an owner change alone is a change (our difference to AW-10)
         assertThat(writer.write(Map.of("token", new FileContent(version(1), 0640, 0, 65534)))).isTrue();
         assertThat(Files.getAttribute(token, "unix:uid")).isEqualTo(0);
+    }
+
+    // finding 5: the dirs were 0755; now exactly the token's readers pass, as a pod's non-root container must
+    @Test
+    void podWithFsGroup_dirsAre0750InTheGroup_aNonRootMemberReadsTheToken_othersCannotEvenList() throws Exception {
+        assumeTrue(canSwitchUsers(), "reading as other users needs root and setpriv");
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+
+        // PV-16, PV-17: runAsUser 1000, fsGroup 2000
+        writer.write(Map.of("vault/token", new FileContent(version(1), 0640, 1000, 2000)));
+
+        Path dataDir = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
+        for (Path dir : List.of(target, dataDir, dataDir.resolve("vault"))) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).as("%s", dir)
+                    .isEqualTo("rwxr-x---");
+            assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(2000);
+        }
+        // the container: uid 1000, primary group 3000, fsGroup 2000 as a supplementary group
+        assertThat(runAs("--reuid=1000", "--regid=3000", "--groups=2000", "cat", target + "/vault/token"))
+                .isEqualTo("0:" + new String(version(1)));
+        assertThat(runAs("--reuid=1001", "--regid=1001", "--clear-groups", "ls", target.toString()))
+                .startsWith("2:");
+        assertThat(runAs("--reuid=1001", "--regid=1001", "--clear-groups", "cat", target + "/vault/token"))
+                .startsWith("1:");
+    }
+
+    @Test
+    void podWithoutFsUserOrFsGroup_anyUserReadsItsKnownPath_butNoOneLists() throws Exception {
+        assumeTrue(canSwitchUsers(), "reading as other users needs root and setpriv");
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+
+        writer.write(Map.of("token", FileContent.of(version(2), 0644))); // PV-1: 0644, owned by the agent
+
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwx-----x");
+        assertThat(runAs("--reuid=1234", "--regid=1234", "--clear-groups", "cat", target + "/token"))
+                .isEqualTo("0:" + new String(version(2)));
+        assertThat(runAs("--reuid=1234", "--regid=1234", "--clear-groups", "ls", target.toString())).startsWith("2:");
+    }
+
+    @Test
+    void unchangedPayload_inAnOlderAgents0755Dirs_isRewrittenWithTheReadersAccess() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "chgrp to any group needs root");
+        Map<String, FileContent> payload = Map.of("token", new FileContent(version(1), 0640, 1000, 2000));
+        new AtomicWriter(target, CLOCK).write(payload);
+        Path old = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
+        Set<PosixFilePermission> wide = PosixFilePermissions.fromString("rwxr-xr-x");
+        Files.setPosixFilePermissions(target, wide);
+        Files.setPosixFilePermissions(old, wide);
+
+        boolean written = new AtomicWriter(target, CLOCK).write(payload); // a restarted agent, same token
+
+        assertThat(written).isTrue();
+        Path now = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
+        assertThat(now).isNotEqualTo(old);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwxr-x---");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(now))).isEqualTo("rwxr-x---");
+        assertThat(new AtomicWriter(target, CLOCK).write(payload)).as("and then it is left alone").isFalse();
+    }
+
+    @Test
+    void targetDirOfAnotherUser_keepsItsOwnModeAndGroup() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "chown needs root");
+        Files.setAttribute(target, "unix:uid", 4242);
+        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        new AtomicWriter(target, CLOCK).write(Map.of("token", new FileContent(version(1), 0640, 1000, 2000)));
+
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwxr-xr-x");
+        Path data = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwxr-x---");
+    }
+
+    private static boolean canSwitchUsers() {
+        return "root".equals(System.getProperty("user.name")) && Files.isExecutable(Path.of("/usr/bin/setpriv"));
+    }
+
+    /** Runs a command as another user through setpriv: {@code "<exit status>:<stdout>"}. */
+    private static String runAs(String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of("/usr/bin/setpriv"));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        return p.waitFor() + ":" + out;
     }
 
     /** What a process killed between steps 5 and 9 leaves behind. */

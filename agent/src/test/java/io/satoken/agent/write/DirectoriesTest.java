@@ -2,6 +2,7 @@ package io.satoken.agent.write;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -16,23 +17,42 @@ class DirectoriesTest {
     Path tmp;
 
     @Test
-    void create_makesEveryMissingLevel0755_andLeavesExistingOnesAlone() throws Exception {
+    void create_givesEveryMissingLevelTheReadersAccess_andLeavesExistingOnesAlone() throws Exception {
         Path existing = Files.createDirectory(tmp.resolve("existing"),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        Path dir = Directories.create(existing.resolve("pods/uid-1"));
+        DirectoryAccess group = new DirectoryAccess(gidOf(tmp), 0750);
+        Path dir = Directories.create(existing.resolve("static/exporter"), group);
 
-        assertThat(mode(dir)).isEqualTo("rwxr-xr-x");
-        assertThat(mode(dir.getParent())).isEqualTo("rwxr-xr-x");
+        // finding 5: not 0755, whatever the umask
+        assertThat(mode(dir)).isEqualTo("rwxr-x---");
+        assertThat(mode(dir.getParent())).isEqualTo("rwxr-x---");
+        assertThat(Files.getAttribute(dir, "unix:gid")).isEqualTo(gidOf(tmp));
         assertThat(mode(existing)).isEqualTo("rwx------");
-        assertThat(Directories.create(dir)).isEqualTo(dir); // already there: fine
+        assertThat(Directories.create(dir, DirectoryAccess.WRITER_ONLY)).isEqualTo(dir); // already there: fine
+        assertThat(mode(dir)).isEqualTo("rwxr-x---");
+    }
+
+    @Test
+    void create_forAnotherGroup_givesItTheMissingLevels() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "chgrp to any group needs root (CAP_CHOWN)");
+
+        Path dir = Directories.create(tmp.resolve("a/b"), new DirectoryAccess(2000, 0750));
+
+        assertThat(Files.getAttribute(dir, "unix:gid")).isEqualTo(2000);
+        assertThat(Files.getAttribute(dir.getParent(), "unix:gid")).isEqualTo(2000);
+        assertThat(mode(dir.getParent())).isEqualTo("rwxr-x---");
+    }
+
+    private static int gidOf(Path p) throws Exception {
+        return (Integer) Files.getAttribute(p, "unix:gid");
     }
 
     @Test
     void create_failsWhenAFileIsInTheWay() throws Exception {
         Files.writeString(tmp.resolve("file"), "x");
-        assertThatThrownBy(() -> Directories.create(tmp.resolve("file/sub")))
+        assertThatThrownBy(() -> Directories.create(tmp.resolve("file/sub"), DirectoryAccess.WRITER_ONLY))
                 .isInstanceOf(java.io.IOException.class);
-        assertThatThrownBy(() -> Directories.create(tmp.resolve("file")))
+        assertThatThrownBy(() -> Directories.create(tmp.resolve("file"), DirectoryAccess.WRITER_ONLY))
                 .isInstanceOf(FileAlreadyExistsException.class);
     }
 

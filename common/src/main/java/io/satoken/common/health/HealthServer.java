@@ -1,25 +1,24 @@
 package io.satoken.common.health;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.satoken.common.health.NonBlockingHttpServer.Request;
+import io.satoken.common.health.NonBlockingHttpServer.Response;
 import java.io.IOException;
 import java.net.BindException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 /**
- * Serves {@code /healthz}, {@code /readyz} and {@code /metrics} (Prometheus text) the way Kubernetes
- * components do: 200 "ok" when every check passes, else 503 naming the failing checks, one per line.
+ * Serves {@code /healthz}, {@code /livez}, {@code /readyz} and {@code /metrics} (Prometheus text) the way
+ * Kubernetes components do: 200 "ok" when every check passes, else 503 naming the failing checks, one per line.
  *
- * <p>Constructing it binds nothing; {@link #start()} does. One worker thread: probes and scrapes are
- * cheap and rare, and a slow scraper must not grow the process.
+ * <p>Constructing it binds nothing; {@link #start()} does. A client that connects and stalls, sends half a
+ * request, or never reads its answer must not fail the kubelet's probes (with a fail-closed webhook that would
+ * stop pod creation cluster-wide), so the server reads and writes without blocking, under deadlines, and caps
+ * the connections one client may hold; see {@link NonBlockingHttpServer} for the limits.
  */
 public final class HealthServer implements AutoCloseable {
     /** A named yes/no check; the name is what a failing probe prints. */
@@ -31,8 +30,8 @@ public final class HealthServer implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final List<Check> liveness;
     private final List<Check> readiness;
-    private HttpServer server;
-    private ExecutorService executor;
+    private final NonBlockingHttpServer.Limits limits;
+    private NonBlockingHttpServer server;
 
     /**
      * Parses a {@code --metrics-address} value: {@code HOST:PORT}, the host possibly a bracketed IPv6 literal.
@@ -55,10 +54,16 @@ public final class HealthServer implements AutoCloseable {
 
     public HealthServer(InetSocketAddress address, PrometheusMeterRegistry registry,
                         List<Check> liveness, List<Check> readiness) {
+        this(address, registry, liveness, readiness, NonBlockingHttpServer.Limits.defaults());
+    }
+
+    HealthServer(InetSocketAddress address, PrometheusMeterRegistry registry, List<Check> liveness,
+                 List<Check> readiness, NonBlockingHttpServer.Limits limits) {
         this.requested = address;
         this.registry = registry;
         this.liveness = List.copyOf(liveness);
         this.readiness = List.copyOf(readiness);
+        this.limits = limits;
     }
 
     /** Binds the address and starts answering. */
@@ -66,9 +71,9 @@ public final class HealthServer implements AutoCloseable {
         if (server != null) {
             throw new IllegalStateException("already started");
         }
-        HttpServer s;
+        NonBlockingHttpServer s = new NonBlockingHttpServer(requested, this::answer, limits, "health-server");
         try {
-            s = HttpServer.create(requested, 16);
+            s.start();
         } catch (BindException e) {
             // the JDK's message names neither the address nor the flag; the operator needs both
             BindException named = new BindException("--metrics-address " + requested.getHostString() + ":"
@@ -76,17 +81,6 @@ public final class HealthServer implements AutoCloseable {
             named.initCause(e);
             throw named;
         }
-        s.createContext("/healthz", exchange -> answerChecks(exchange, liveness));
-        s.createContext("/livez", exchange -> answerChecks(exchange, liveness));
-        s.createContext("/readyz", exchange -> answerChecks(exchange, readiness));
-        s.createContext("/metrics", this::answerMetrics);
-        executor = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "health-server");
-            t.setDaemon(true);
-            return t;
-        });
-        s.setExecutor(executor);
-        s.start();
         server = s;
     }
 
@@ -95,39 +89,47 @@ public final class HealthServer implements AutoCloseable {
         if (server == null) {
             throw new IllegalStateException("not started");
         }
-        return server.getAddress();
+        try {
+            return server.address();
+        } catch (IOException e) {
+            throw new IllegalStateException("the health server's socket is closed", e);
+        }
     }
 
     @Override
     public synchronized void close() {
         if (server != null) {
-            server.stop(0);
-            executor.shutdownNow();
+            server.close();
             server = null;
         }
     }
 
-    private static void answerChecks(HttpExchange exchange, List<Check> checks) throws IOException {
-        if (!isRead(exchange)) {
-            return;
+    private Response answer(Request request) {
+        boolean metrics = request.path().equals("/metrics");
+        List<Check> checks = switch (request.path()) {
+            case "/healthz", "/livez" -> liveness;
+            case "/readyz" -> readiness;
+            default -> null;
+        };
+        if (checks == null && !metrics) {
+            return Response.text(404, "no endpoint at " + request.path()
+                    + "; serving /healthz, /livez, /readyz and /metrics\n");
+        }
+        if (!request.method().equals("GET") && !request.method().equals("HEAD")) {
+            return new Response(405, "text/plain; charset=utf-8", "method not allowed\n", Map.of("Allow", "GET, HEAD"));
+        }
+        if (metrics) {
+            return new Response(200, PROMETHEUS_TEXT, registry.scrape(), Map.of());
         }
         List<String> failing = checks.stream()
                 .filter(check -> !passes(check))
                 .map(Check::name)
                 .collect(Collectors.toList());
         if (failing.isEmpty()) {
-            respond(exchange, 200, "text/plain; charset=utf-8", "ok\n");
-        } else {
-            String body = failing.stream().map(name -> "[-]" + name + " failed\n").collect(Collectors.joining())
-                    + "check failed\n";
-            respond(exchange, 503, "text/plain; charset=utf-8", body);
+            return Response.text(200, "ok\n");
         }
-    }
-
-    private void answerMetrics(HttpExchange exchange) throws IOException {
-        if (isRead(exchange)) {
-            respond(exchange, 200, PROMETHEUS_TEXT, registry.scrape());
-        }
+        return Response.text(503, failing.stream().map(name -> "[-]" + name + " failed\n").collect(Collectors.joining())
+                + "check failed\n");
     }
 
     private static boolean passes(Check check) {
@@ -135,29 +137,6 @@ public final class HealthServer implements AutoCloseable {
             return check.passing().getAsBoolean();
         } catch (RuntimeException e) {
             return false;
-        }
-    }
-
-    private static boolean isRead(HttpExchange exchange) throws IOException {
-        String method = exchange.getRequestMethod();
-        if (method.equals("GET") || method.equals("HEAD")) {
-            return true;
-        }
-        exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-        respond(exchange, 405, "text/plain; charset=utf-8", "method not allowed\n");
-        return false;
-    }
-
-    private static void respond(HttpExchange exchange, int status, String contentType, String body)
-            throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", contentType);
-        boolean head = exchange.getRequestMethod().equals("HEAD");
-        exchange.sendResponseHeaders(status, head ? -1 : bytes.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            if (!head) {
-                out.write(bytes);
-            }
         }
     }
 }

@@ -13,6 +13,12 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
+import org.yaml.snakeyaml.constructor.DuplicateKeyException;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.parser.ParserException;
+import org.yaml.snakeyaml.scanner.ScannerException;
 
 /**
  * Finds a satoken process's connection to the API server, the way kubectl-like tools do, in this order:
@@ -97,17 +103,58 @@ public final class KubeClients {
                 + "; " + homeConfig + " missing");
     }
 
-    /** Reads a kubeconfig with client-java; relative paths in it resolve against the file's directory. */
+    /**
+     * Reads a kubeconfig with client-java; relative paths in it resolve against the file's directory.
+     *
+     * <p>A kubeconfig holds credentials, and the parsers quote what they choke on: SnakeYAML's message shows
+     * the offending line, a base64 decoder the offending character. So no message of theirs, and no
+     * exception of theirs as a cause, leaves this method: the error names the file, the line and column
+     * when the YAML parser knows them, and what is wrong in general terms.
+     */
     static ApiClient fromKubeconfig(Path file) throws IOException {
         KubeConfig config;
         try (Reader reader = Files.newBufferedReader(file)) {
             config = KubeConfig.loadKubeConfig(reader);
+        } catch (MarkedYAMLException e) {
+            throw invalid(file, at(e.getProblemMark()) + "not valid YAML (" + yamlProblem(e) + ")");
+        } catch (YAMLException e) {
+            throw invalid(file, "not valid YAML");
         } catch (RuntimeException e) {
-            throw new IOException("kubeconfig " + file + ": not a valid kubeconfig: " + e.getMessage(), e);
+            throw invalid(file, "not shaped like a kubeconfig (a field has the wrong type)");
+        } catch (IOException e) {
+            throw new IOException("kubeconfig " + file + ": cannot be read (" + e.getClass().getSimpleName() + ")");
         }
         config.setFile(file.toAbsolutePath().toFile());
-        ApiClient client = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
+        ApiClient client;
+        try {
+            client = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
+        } catch (IOException | RuntimeException e) {
+            throw invalid(file, "its current context cannot be used (a server URL, certificate, key or credential"
+                    + " in it is missing or malformed: " + e.getClass().getSimpleName() + ")");
+        }
         client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
         return client;
+    }
+
+    private static IOException invalid(Path file, String what) {
+        return new IOException("kubeconfig " + file + ": not a valid kubeconfig: " + what);
+    }
+
+    private static String at(Mark mark) {
+        return mark == null ? "" : "line " + (mark.getLine() + 1) + ", column " + (mark.getColumn() + 1) + ": ";
+    }
+
+    /** The kind of YAML error, in words of our own: the parser's own problem text may quote the input. */
+    private static String yamlProblem(MarkedYAMLException e) {
+        if (e instanceof DuplicateKeyException) {
+            return "a key appears twice in one map";
+        }
+        if (e instanceof ScannerException) {
+            return "a character or quoted string that cannot be read";
+        }
+        if (e instanceof ParserException) {
+            return "the structure is broken, e.g. an unclosed bracket or a misplaced indentation";
+        }
+        return "a " + e.getClass().getSimpleName();
     }
 }

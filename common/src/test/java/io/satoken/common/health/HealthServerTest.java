@@ -73,6 +73,23 @@ class HealthServerTest {
         assertThat(response.statusCode()).isEqualTo(405);
     }
 
+    @Test
+    void head_answersTheStatusWithoutABody() throws Exception {
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(uri("/healthz")).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).isEmpty();
+    }
+
+    @Test
+    void query_isIgnored_andUnknownPaths_are404() throws Exception {
+        assertThat(get("/healthz?verbose").statusCode()).isEqualTo(200);
+        HttpResponse<String> unknown = get("/debug/pprof");
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(unknown.body()).contains("no endpoint at /debug/pprof");
+    }
+
     private HttpResponse<String> get(String path) throws Exception {
         return http.send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
     }

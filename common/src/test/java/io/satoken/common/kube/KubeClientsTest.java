@@ -5,13 +5,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubernetes.client.openapi.ApiClient;
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The search order for the client configuration, and what the built client looks like. */
 class KubeClientsTest {
@@ -121,6 +126,61 @@ class KubeClientsTest {
         assertThatThrownBy(() -> KubeClients.fromKubeconfig(bad))
                 .isInstanceOf(IOException.class)
                 .hasMessageStartingWith("kubeconfig " + bad + ": not a valid kubeconfig");
+    }
+
+    /** A credential-shaped string next to each kind of mistake; it must not reach any message. */
+    private static final String SECRET = "eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXRva2VuLXRoYXQtbXVzdC1ub3QtbGVhaw.sig";
+
+    record Broken(String name, String yaml, String message) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<Broken> brokenKubeconfigs() {
+        String head = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://k:6443\n";
+        String context = "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n";
+        return Stream.of(
+                // SnakeYAML's message would quote the whole line, token and all
+                new Broken("unclosed quote after the token", head + "users:\n- name: u\n  user:\n    token: \"" + SECRET
+                        + "\n", "line 11, column 1: not valid YAML (a character or quoted string that cannot be read)"),
+                new Broken("a tab before the token", head + "users:\n- name: u\n  user:\n\ttoken: " + SECRET + "\n",
+                        "line 10, column 1: not valid YAML (a character or quoted string that cannot be read)"),
+                new Broken("token then an unclosed flow list", head + "users:\n- name: u\n  user: {token: " + SECRET
+                        + ", x: [\n", "line 10, column 1: not valid YAML (the structure is broken, e.g. an unclosed"
+                        + " bracket or a misplaced indentation)"),
+                new Broken("bad indentation after the token", head + "users:\n- name: u\n  user:\n    token: " + SECRET
+                        + "\n   bad: indentation\n", "line 11, column 4: not valid YAML (the structure is broken, e.g."
+                        + " an unclosed bracket or a misplaced indentation)"),
+                // client-java casts: the message names classes, but what it quotes is not ours to vouch for
+                new Broken("users a map", head + "users: {token: " + SECRET + "}\n" + context,
+                        "not shaped like a kubeconfig (a field has the wrong type)"),
+                // the base64 decoder names the offending character
+                new Broken("certificate data not base64", head.replace("server: https://k:6443",
+                        "server: https://k:6443\n    certificate-authority-data: \"" + SECRET + "!\"")
+                        + "users:\n- name: u\n  user:\n    token: " + SECRET + "\n" + context,
+                        "its current context cannot be used (a server URL, certificate, key or credential in it is"
+                                + " missing or malformed: RuntimeException)"));
+    }
+
+    // finding 5: a kubeconfig that fails to parse must not echo a credential
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("brokenKubeconfigs")
+    void fromKubeconfig_broken_namesFileAndPlace_butNeverItsContent(Broken c) throws IOException {
+        Path file = Files.writeString(tmp.resolve("kubeconfig"), c.yaml());
+
+        assertThatThrownBy(() -> KubeClients.fromKubeconfig(file))
+                .isInstanceOf(IOException.class)
+                .hasMessage("kubeconfig " + file + ": not a valid kubeconfig: " + c.message())
+                .hasNoCause()
+                .satisfies(e -> assertThat(stackTrace(e)).doesNotContain(SECRET).doesNotContain("c2VjcmV0"));
+    }
+
+    private static String stackTrace(Throwable e) {
+        StringWriter out = new StringWriter();
+        e.printStackTrace(new PrintWriter(out));
+        return out.toString();
     }
 
     private static Path kubeconfig(Path file, String server) throws IOException {

@@ -13,18 +13,22 @@ import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The admission webhook as the control plane runs it: the server, its two paths, the informer caches it
- * reads, and the poll that reloads the serving certificate. It runs in every replica, leader or not, so
- * the webhook Service can spread the API server's calls.
+ * The admission webhook as the control plane runs it: the server, the paths {@code --webhooks} selects
+ * (any other answers 404), the informer caches they read, and the poll that reloads the serving
+ * certificate. It runs in every replica, leader or not, so the webhook Service can spread the API
+ * server's calls.
  */
 public final class AdmissionWebhook implements AutoCloseable {
 
@@ -33,10 +37,42 @@ public final class AdmissionWebhook implements AutoCloseable {
     /** How often the certificate files are checked for changes. */
     static final Duration CERTIFICATE_POLL = Duration.ofSeconds(10);
 
-    /** The webhook's flags. */
+    /** {@code --webhooks} names, each with the path it serves. */
+    public static final Map<String, String> WEBHOOKS = Map.of("pods", MUTATE_PODS,
+            "serviceaccount-token", VALIDATE_TOKEN_REQUESTS);
+    /** {@code --webhooks} when not given: every path. */
+    public static final String ALL_WEBHOOKS = "pods,serviceaccount-token";
+
+    /**
+     * The webhook's flags.
+     *
+     * @param webhooks the {@link #WEBHOOKS} names to serve; the other paths answer 404
+     * @param apiAudiences the API server's own audiences (NT-6), or null to read them from the webhook's
+     *     in-cluster token
+     * @throws IllegalArgumentException naming the flag: serviceaccount-token served without an agent
+     *     ServiceAccount (no fail-open), or an empty audience
+     */
     public record Settings(InetSocketAddress address, ServingCertificate certificate,
             ServiceAccountAdmission.TokenVolume tokenVolume, boolean limitSecretReferences,
-            String agentServiceAccount, WebhookServer.Limits limits) {
+            String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences) {
+
+        public Settings {
+            webhooks = Set.copyOf(webhooks);
+            apiAudiences = apiAudiences == null ? null : List.copyOf(apiAudiences);
+            if (apiAudiences != null && (apiAudiences.isEmpty() || apiAudiences.stream().anyMatch(String::isBlank))) {
+                throw new IllegalArgumentException("--api-audiences: expected a comma-separated list of audiences, got "
+                        + apiAudiences);
+            }
+            checkSelection(webhooks, agentServiceAccount);
+        }
+
+        /** Every path, audiences from the in-cluster token. */
+        public Settings(InetSocketAddress address, ServingCertificate certificate,
+                ServiceAccountAdmission.TokenVolume tokenVolume, boolean limitSecretReferences,
+                String agentServiceAccount, WebhookServer.Limits limits) {
+            this(address, certificate, tokenVolume, limitSecretReferences, agentServiceAccount, limits,
+                    WEBHOOKS.keySet(), null);
+        }
     }
 
     private final Settings settings;
@@ -52,8 +88,24 @@ public final class AdmissionWebhook implements AutoCloseable {
      */
     public AdmissionWebhook(Settings settings, Informers informers, ApiClient client, MeterRegistry registry) {
         this.settings = settings;
-        NodeTokenRestriction.AgentAccount agent = settings.agentServiceAccount() == null ? null
-                : NodeTokenRestriction.AgentAccount.parse("--agent-service-account", settings.agentServiceAccount());
+        Map<String, Admission> paths = new HashMap<>();
+        if (settings.webhooks().contains("pods")) {
+            paths.put(MUTATE_PODS, podMutation(settings, informers, client));
+        }
+        if (settings.webhooks().contains("serviceaccount-token")) {
+            ApiAudiences audiences = settings.apiAudiences() == null
+                    ? ApiAudiences.fromToken(ApiAudiences.IN_CLUSTER_TOKEN) : ApiAudiences.of(settings.apiAudiences());
+            paths.put(VALIDATE_TOKEN_REQUESTS, new NodeTokenRestriction(
+                    NodeTokenRestriction.AgentAccount.parse("--agent-service-account", settings.agentServiceAccount()),
+                    new PodFactsLookup(PodFactsLookup.live(client)), audiences));
+        }
+        this.metrics = new WebhookMetrics(registry, settings.certificate());
+        this.server = new WebhookServer(settings.address(), settings.certificate(), Map.copyOf(paths),
+                settings.limits(), metrics);
+    }
+
+    /** {@code /mutate/pods}, and the informer caches it reads. */
+    private Admission podMutation(Settings settings, Informers informers, ApiClient client) {
         SharedIndexInformer<V1ServiceAccount> accounts = informers.serviceAccounts();
         caches.add(accounts);
         CoreV1Api core = new CoreV1Api(client);
@@ -68,12 +120,7 @@ public final class AdmissionWebhook implements AutoCloseable {
         }
         ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.tokenVolume(),
                 tokenSecrets, settings.limitSecretReferences(), new VolumeNameSuffix(new SecureRandom()));
-        PodMutation pods = new PodMutation(serviceAccounts, new AgentTokenInjection());
-        NodeTokenRestriction tokens = new NodeTokenRestriction(agent,
-                new PodFactsLookup(PodFactsLookup.live(client)));
-        this.metrics = new WebhookMetrics(registry, settings.certificate());
-        this.server = new WebhookServer(settings.address(), settings.certificate(),
-                Map.of(MUTATE_PODS, pods, VALIDATE_TOKEN_REQUESTS, tokens), settings.limits(), metrics);
+        return new PodMutation(serviceAccounts, new AgentTokenInjection());
     }
 
     /**
@@ -83,6 +130,38 @@ public final class AdmissionWebhook implements AutoCloseable {
      */
     public static void checkAgentServiceAccount(String value) {
         NodeTokenRestriction.AgentAccount.parse("--agent-service-account", value);
+    }
+
+    /**
+     * Parses {@code --webhooks}: a comma-separated list of {@link #WEBHOOKS} names.
+     *
+     * @throws IllegalArgumentException naming the flag and the unknown or missing name
+     */
+    public static Set<String> parseWebhooks(String value) {
+        Set<String> names = new TreeSet<>();
+        for (String name : value.split(",", -1)) {
+            String trimmed = name.trim();
+            if (!WEBHOOKS.containsKey(trimmed)) {
+                throw new IllegalArgumentException("--webhooks: unknown webhook \"" + trimmed + "\"; the webhooks are "
+                        + String.join(", ", new TreeSet<>(WEBHOOKS.keySet())));
+            }
+            names.add(trimmed);
+        }
+        return names;
+    }
+
+    /**
+     * No fail-open: serving serviceaccount-token needs the agents' ServiceAccount, without which no token
+     * request could be confined.
+     *
+     * @throws IllegalArgumentException naming both flags
+     */
+    public static void checkSelection(Set<String> webhooks, String agentServiceAccount) {
+        if (webhooks.contains("serviceaccount-token") && agentServiceAccount == null) {
+            throw new IllegalArgumentException("--webhooks serves serviceaccount-token, which needs "
+                    + "--agent-service-account NAMESPACE/NAME (the node agents' ServiceAccount, whose token requests "
+                    + "it confines); give it, or serve only the pod webhook: --webhooks=pods");
+        }
     }
 
     /** Binds the port and starts watching the certificate files. */

@@ -1,33 +1,47 @@
 package io.satoken.controlplane.admission;
 
+import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.ApiException;
+import io.satoken.common.projection.ProjectionSpec;
 import io.satoken.controlplane.controller.ApiErrors;
+import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
- * {@code /validate/serviceaccount-token}: confines the node agent's token requests to its own node, the
- * guarantee kubelet gets from the node authorizer. A compromised agent can then mint tokens only for pods
- * that already run on its node, as the ServiceAccounts they already run as.
+ * {@code /validate/serviceaccount-token}: confines the node agent's token requests as NodeRestriction
+ * confines a kubelet's. A compromised agent can then mint only the tokens its node's pods already ask it
+ * for: bound to one of those pods, as that pod's ServiceAccount, with the audience and lifetime the pod's
+ * {@value AgentTokenInjection#DRIVER} volume names. No namespace and no pod is exempt.
  *
- * <p>Rules, checked in order for {@code serviceaccounts/token} creates by the agent's ServiceAccount
- * (every other request is allowed unchanged):
+ * <p>Rules, checked in order for {@code serviceaccounts/token} creates by the agent's ServiceAccount;
+ * every other requester is allowed unchanged after reading only {@code userInfo.username} (what a
+ * matchCondition filters on, on API servers that have them):
  * <ol>
  *   <li>NT-1: the requester is an agent pod: its token names the pod
  *       ({@value #POD_NAME_EXTRA}, {@value #POD_UID_EXTRA}), which exists in the agent's namespace with that
  *       uid and is bound to a node;</li>
- *   <li>NT-2: the request binds the token to a Pod ({@code spec.boundObjectRef.kind: Pod});</li>
- *   <li>NT-3: that pod exists in the request's namespace (with the given uid, if one is given);</li>
+ *   <li>NT-2: the request binds the token to one pod: {@code spec.boundObjectRef} has kind {@code Pod},
+ *       a name and a uid (kubelet always gives the uid; without it the token could bind to a pod created
+ *       later under the same name);</li>
+ *   <li>NT-3: that pod exists now in the request's namespace with that uid, read live, never from a
+ *       cache: a pod deleted, or deleted and created again under the same name, is refused;</li>
  *   <li>NT-4: it is bound to the agent pod's node;</li>
- *   <li>NT-5: it runs as the ServiceAccount whose token is requested.</li>
+ *   <li>NT-5: it runs as the ServiceAccount whose token is requested;</li>
+ *   <li>NT-6: {@code spec.audiences} and {@code spec.expirationSeconds} equal one of the files the pod's
+ *       {@value AgentTokenInjection#DRIVER} volumes ask for, defaulted as the agent defaults them
+ *       ({@link CsiTokenRequests}). A file with no audience matches the API server's own audiences, which
+ *       the API server has filled in by now (PV-3); when the webhook does not know them, it matches none.</li>
  * </ol>
  */
 final class NodeTokenRestriction implements Admission {
 
     static final String POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name";
     static final String POD_UID_EXTRA = "authentication.kubernetes.io/pod-uid";
+    private static final String REF = "spec.boundObjectRef";
 
-    /** {@code --agent-service-account}: the agents' ServiceAccount, or null to check nothing. */
+    /** {@code --agent-service-account}: the agents' ServiceAccount. */
     record AgentAccount(String namespace, String name) {
         String username() {
             return "system:serviceaccount:" + namespace + ":" + name;
@@ -45,17 +59,20 @@ final class NodeTokenRestriction implements Admission {
 
     private final AgentAccount agent;
     private final PodFactsLookup pods;
+    private final ApiAudiences apiAudiences;
 
-    NodeTokenRestriction(AgentAccount agent, PodFactsLookup pods) {
-        this.agent = agent;
-        this.pods = pods;
+    /** @param agent required: without it there is nothing to confine, and allowing all would fail open */
+    NodeTokenRestriction(AgentAccount agent, PodFactsLookup pods, ApiAudiences apiAudiences) {
+        this.agent = Objects.requireNonNull(agent, "agent");
+        this.pods = Objects.requireNonNull(pods, "pods");
+        this.apiAudiences = Objects.requireNonNull(apiAudiences, "apiAudiences");
     }
 
     @Override
     public Verdict review(AdmissionRequest request) throws InvalidReviewException {
-        if (agent == null || !request.isCreate() || !request.resource().isCore("serviceaccounts")
-                || !"token".equals(request.subResource())
-                || !agent.username().equals(request.userInfo().username())) {
+        // the fast path: anyone else's request is neither looked up nor read further
+        if (!agent.username().equals(request.userInfo().username()) || !request.isCreate()
+                || !request.resource().isCore("serviceaccounts") || !"token".equals(request.subResource())) {
             return Verdict.allow();
         }
         try {
@@ -73,7 +90,7 @@ final class NodeTokenRestriction implements Admission {
             return deny("NT-1: the requester's token is not bound to a pod (no " + POD_NAME_EXTRA + " and "
                     + POD_UID_EXTRA + "); the agent must use its pod's projected token");
         }
-        Optional<PodFacts> agentPod = pods.get(agent.namespace(), agentPodName, agentPodUid);
+        Optional<PodFacts> agentPod = pods.requester(agent.namespace(), agentPodName, agentPodUid);
         if (agentPod.isEmpty() || !agentPod.get().bound()) {
             return deny("NT-1: the requester's pod " + agent.namespace() + "/" + agentPodName + " (uid "
                     + agentPodUid + ") does not exist or is not bound to a node");
@@ -81,34 +98,74 @@ final class NodeTokenRestriction implements Admission {
         // NT-2
         JsonObject spec = Json.object(request.object(), "spec", "request.object");
         JsonObject ref = Json.object(spec, "boundObjectRef", "request.object.spec");
-        String kind = Json.stringOrEmpty(ref, "kind", "request.object.spec.boundObjectRef");
+        String kind = Json.stringOrEmpty(ref, "kind", "request.object." + REF);
         if (!"Pod".equals(kind)) {
-            return deny("NT-2: spec.boundObjectRef must name a Pod, got " + (ref == null ? "none" : "kind \"" + kind
-                    + "\""));
+            return deny("NT-2: " + REF + " must name a Pod, got " + (ref == null ? "none" : "kind \"" + kind + "\""));
+        }
+        String podName = Json.stringOrEmpty(ref, "name", "request.object." + REF);
+        String podUid = Json.stringOrEmpty(ref, "uid", "request.object." + REF);
+        if (podName.isEmpty() || podUid.isEmpty()) {
+            return deny("NT-2: " + REF + "." + (podName.isEmpty() ? "name" : "uid") + ": Required value: the "
+                    + "token must be bound to one pod by name and uid");
         }
         // NT-3
-        String podName = Json.stringOrEmpty(ref, "name", "request.object.spec.boundObjectRef");
-        String podUid = Json.string(ref, "uid", "request.object.spec.boundObjectRef");
         String target = request.namespace() + "/" + podName;
-        Optional<PodFacts> pod = pods.get(request.namespace(), podName, podUid);
-        if (pod.isEmpty()) {
-            return deny("NT-3: spec.boundObjectRef: pod " + target + (podUid == null ? "" : " with uid " + podUid)
-                    + " does not exist");
+        Optional<PodFacts> found = pods.target(request.namespace(), podName, podUid);
+        if (found.isEmpty()) {
+            return deny("NT-3: " + REF + ": pod " + target + " with uid " + podUid + " does not exist");
         }
+        PodFacts pod = found.get();
         // NT-4
         String node = agentPod.get().nodeName();
-        if (!node.equals(pod.get().nodeName())) {
-            return deny("NT-4: pod " + target + " is " + (pod.get().bound() ? "on node " + pod.get().nodeName()
+        if (!node.equals(pod.nodeName())) {
+            return deny("NT-4: pod " + target + " is " + (pod.bound() ? "on node " + pod.nodeName()
                     : "not bound to a node") + ", but the agent pod " + agentPod.get().namespacedName()
                     + " is on node " + node);
         }
         // NT-5
-        String account = pod.get().serviceAccountName().isEmpty() ? ServiceAccountAdmission.DEFAULT_SERVICE_ACCOUNT
-                : pod.get().serviceAccountName();
+        String account = pod.serviceAccountName().isEmpty() ? ServiceAccountAdmission.DEFAULT_SERVICE_ACCOUNT
+                : pod.serviceAccountName();
         if (!account.equals(request.name())) {
             return deny("NT-5: pod " + target + " runs as ServiceAccount " + account + ", not " + request.name());
         }
-        return Verdict.allow();
+        return checkAsked(pod, target, spec);
+    }
+
+    /** NT-6. */
+    private Verdict checkAsked(PodFacts pod, String target, JsonObject spec) throws InvalidReviewException {
+        List<String> audiences = Json.strings(spec, "audiences", "request.object.spec");
+        long seconds = expirationSeconds(spec);
+        // the API server fills both in before validating admission; absent values are its defaults
+        Optional<List<String>> defaults = apiAudiences.get();
+        for (CsiTokenRequests.Shape asked : pod.tokenRequests()) {
+            boolean sameAudiences = asked.audiences() == null
+                    ? audiences.isEmpty() || defaults.isPresent() && defaults.get().equals(audiences)
+                    : asked.audiences().equals(audiences);
+            if (sameAudiences && asked.expirationSeconds() == seconds) {
+                return Verdict.allow();
+            }
+        }
+        String got = "spec.audiences " + audiences + " and spec.expirationSeconds " + seconds;
+        if (pod.tokenRequests().isEmpty()) {
+            return deny("NT-6: " + got + ": pod " + target + " has no " + AgentTokenInjection.DRIVER
+                    + " volume, so it asks the agent for no token");
+        }
+        return deny("NT-6: " + got + " are not what pod " + target + "'s " + AgentTokenInjection.DRIVER
+                + " volumes ask for: " + pod.tokenRequests() + (defaults.isEmpty()
+                        && pod.tokenRequests().stream().anyMatch(asked -> asked.audiences() == null)
+                        ? " (the API server's own audiences are not known to the webhook: --api-audiences)" : ""));
+    }
+
+    /** {@code spec.expirationSeconds}; 3600 when absent, the API server's default (PV-2). */
+    private static long expirationSeconds(JsonObject spec) throws InvalidReviewException {
+        JsonElement value = spec == null ? null : spec.get("expirationSeconds");
+        if (value == null || value.isJsonNull()) {
+            return ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
+        }
+        if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
+            throw new InvalidReviewException("request.object.spec.expirationSeconds: must be a number");
+        }
+        return value.getAsLong();
     }
 
     private String prefix() {

@@ -1,12 +1,20 @@
 package io.satoken.controlplane.admission;
 
+import java.util.List;
+
 /**
  * What the token-request check needs to know about a pod. Once a pod is bound, none of this can change
- * for its uid, which is what makes caching it by uid safe.
+ * for its uid: nodeName, serviceAccountName and volumes are immutable.
  *
  * @param nodeName "" while the pod is not yet scheduled
+ * @param tokenRequests what its {@value AgentTokenInjection#DRIVER} volumes let the agent request
  */
-record PodFacts(String namespace, String name, String uid, String nodeName, String serviceAccountName) {
+record PodFacts(String namespace, String name, String uid, String nodeName, String serviceAccountName,
+        List<CsiTokenRequests.Shape> tokenRequests) {
+
+    PodFacts {
+        tokenRequests = List.copyOf(tokenRequests);
+    }
 
     boolean bound() {
         return !nodeName.isEmpty();

@@ -11,8 +11,22 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * Pods by namespace and name: a live GET, remembered by uid once the pod is bound to a node. Watching
- * every pod in the cluster would cost the control plane far more than the agents' token requests do.
+ * Pods by namespace, name and uid, read with a live GET. Watching every pod in the cluster would cost the
+ * control plane far more than the agents' token requests do.
+ *
+ * <p>Two reads, because the two pods of a token request are vouched for differently:
+ * <ul>
+ *   <li>{@link #requester}: the agent's own pod, remembered by uid once bound. Its facts never change for
+ *       that uid, and the API server's token authenticator has already checked, for this very request,
+ *       that the pod the agent's token is bound to still exists with that uid; a deleted agent pod's
+ *       token no longer authenticates, so a remembered entry cannot outlive it in effect.</li>
+ *   <li>{@link #target}: the pod the new token is to be bound to, always read live. A uid is never
+ *       reused, but a remembered entry would still say "exists" after the pod is deleted, or deleted and
+ *       created again under the same name on another node. The API server's own bound-object check
+ *       (the pod's current uid must equal spec.boundObjectRef.uid) would refuse that token too, but this
+ *       check does not lean on it: NT-3 itself compares with the live pod. It costs one GET per agent
+ *       TokenRequest, as the API server's own check does.</li>
+ * </ul>
  */
 final class PodFactsLookup {
 
@@ -23,8 +37,8 @@ final class PodFactsLookup {
     }
 
     private final Live live;
-    private final Cache<String, PodFacts> byUid = Caffeine.newBuilder()
-            .maximumSize(100_000).expireAfterAccess(Duration.ofHours(1)).build();
+    private final Cache<String, PodFacts> requestersByUid = Caffeine.newBuilder()
+            .maximumSize(10_000).expireAfterAccess(Duration.ofHours(1)).build();
 
     PodFactsLookup(Live live) {
         this.live = live;
@@ -49,30 +63,28 @@ final class PodFactsLookup {
                 JsonObject spec = Json.object(pod, "spec", "pod");
                 return Optional.of(new PodFacts(namespace, name, Json.stringOrEmpty(metadata, "uid", "metadata"),
                         Json.stringOrEmpty(spec, "nodeName", "spec"),
-                        Json.stringOrEmpty(spec, "serviceAccountName", "spec")));
+                        Json.stringOrEmpty(spec, "serviceAccountName", "spec"), CsiTokenRequests.of(spec)));
             } catch (InvalidReviewException e) {
                 throw new ApiException("pod " + namespace + "/" + name + " could not be read: " + e.getMessage());
             }
         };
     }
 
-    /**
-     * The pod {@code namespace/name}, if it exists and (when {@code uid} is given) has that uid.
-     */
-    Optional<PodFacts> get(String namespace, String name, String uid) throws ApiException {
-        if (uid != null && !uid.isEmpty()) {
-            PodFacts cached = byUid.getIfPresent(uid);
-            if (cached != null && cached.namespace().equals(namespace) && cached.name().equals(name)) {
-                return Optional.of(cached);
-            }
+    /** The requesting agent's pod {@code namespace/name} with {@code uid}, if it exists; remembered once bound. */
+    Optional<PodFacts> requester(String namespace, String name, String uid) throws ApiException {
+        PodFacts cached = requestersByUid.getIfPresent(uid);
+        if (cached != null && cached.namespace().equals(namespace) && cached.name().equals(name)) {
+            return Optional.of(cached);
         }
-        Optional<PodFacts> found = live.get(namespace, name);
-        if (found.isEmpty() || (uid != null && !uid.isEmpty() && !uid.equals(found.get().uid()))) {
-            return Optional.empty();
-        }
-        if (found.get().bound()) {
-            byUid.put(found.get().uid(), found.get());
+        Optional<PodFacts> found = target(namespace, name, uid);
+        if (found.isPresent() && found.get().bound()) {
+            requestersByUid.put(uid, found.get());
         }
         return found;
+    }
+
+    /** The pod {@code namespace/name} as it is now, if it exists and has {@code uid}; never from memory. */
+    Optional<PodFacts> target(String namespace, String name, String uid) throws ApiException {
+        return live.get(namespace, name).filter(pod -> pod.uid().equals(uid));
     }
 }

@@ -1,5 +1,7 @@
 package io.satoken.controlplane.admission;
 
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.controlplane.controller.ApiErrors;
@@ -13,11 +15,27 @@ import java.util.function.IntSupplier;
  * ServiceAccount that was just created may not be in the cache yet; {@code default} may not exist yet
  * at all in a namespace created a moment ago, so it gets {@value #DEFAULT_ATTEMPTS} live attempts with one
  * random pause of 100–199 ms between them, and any other name gets one.
+ *
+ * <p>A ServiceAccount found missing after every attempt is remembered as missing for
+ * {@link #MISSING_TTL}, so reviews naming it again (a forged review repeated a thousand times, say) are
+ * answered at once instead of each holding a worker for the retries. This does not undo what the retries
+ * are for:
+ * <ul>
+ *   <li>only the full sequence's NotFound is remembered, never another error nor a partial result;</li>
+ *   <li>the informer cache is read before the remembered result, so an account is never reported missing
+ *       once the informer has seen it (typically milliseconds after it is created);</li>
+ *   <li>the entry lasts a few seconds, so a lookup in the short gap between an account's creation and the
+ *       informer seeing it is refused at worst for that long, as a pod created before the account is.</li>
+ * </ul>
  */
 public final class ServiceAccountLookup {
 
     /** AD-4: live attempts for {@code default}. */
     static final int DEFAULT_ATTEMPTS = 10;
+    /** How long an account found missing is remembered as missing. */
+    static final Duration MISSING_TTL = Duration.ofSeconds(5);
+    /** At most this many missing accounts are remembered; a flood of new names evicts the oldest. */
+    static final int MISSING_ENTRIES = 10_000;
 
     /** The informer cache's view. */
     @FunctionalInterface
@@ -50,26 +68,36 @@ public final class ServiceAccountLookup {
     private final Live live;
     private final Pause pause;
     private final IntSupplier jitterMillis;
+    /** "namespace/name" of accounts every attempt found missing. */
+    private final com.github.benmanes.caffeine.cache.Cache<String, Boolean> missing;
 
     public ServiceAccountLookup(Cache cache, Live live) {
         this(cache, live, duration -> Thread.sleep(duration.toMillis()),
-                () -> ThreadLocalRandom.current().nextInt(100));
+                () -> ThreadLocalRandom.current().nextInt(100), Ticker.systemTicker());
     }
 
-    ServiceAccountLookup(Cache cache, Live live, Pause pause, IntSupplier jitterMillis) {
+    /** @param ticker the clock the remembered misses expire by */
+    ServiceAccountLookup(Cache cache, Live live, Pause pause, IntSupplier jitterMillis, Ticker ticker) {
         this.cache = cache;
         this.live = live;
         this.pause = pause;
         this.jitterMillis = jitterMillis;
+        this.missing = Caffeine.newBuilder().ticker(ticker).executor(Runnable::run)
+                .expireAfterWrite(MISSING_TTL).maximumSize(MISSING_ENTRIES).build();
     }
 
     /**
-     * @throws LookupException when every attempt said NotFound, or at once on any other API error
+     * @throws LookupException when every attempt said NotFound (now, or within {@link #MISSING_TTL} before),
+     *     or at once on any other API error
      */
     public V1ServiceAccount get(String namespace, String name) throws LookupException, InterruptedException {
         Optional<V1ServiceAccount> cached = cache.get(namespace, name);
         if (cached.isPresent()) {
             return cached.get();
+        }
+        String key = namespace + "/" + name;
+        if (missing.getIfPresent(key) != null) {
+            return throwNotFound(name);
         }
         int attempts = ServiceAccountAdmission.DEFAULT_SERVICE_ACCOUNT.equals(name) ? DEFAULT_ATTEMPTS : 1;
         // upstream draws the interval once per lookup
@@ -86,6 +114,7 @@ public final class ServiceAccountLookup {
                 }
             }
         }
+        missing.put(key, Boolean.TRUE);
         return throwNotFound(name);
     }
 

@@ -1,5 +1,6 @@
 package io.satoken.controlplane.admission;
 
+import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
@@ -36,6 +37,10 @@ import org.slf4j.LoggerFactory;
  * <p>A change is taken only when the pair is whole and consistent: both files parse and the key signs
  * what the certificate's public key verifies. A half-written rotation (the certificate updated, the key
  * not yet) is therefore skipped, logged, and picked up on a later check; the old pair keeps serving.
+ *
+ * <p>With {@code --client-ca-file}, the handshake also requires a client certificate that chains to one of
+ * that file's certificates (the API server presents one when its AdmissionConfiguration's kubeconfig names
+ * it); without one the handshake fails before any request is read. That file is re-read with the pair.
  */
 public final class ServingCertificate {
 
@@ -45,26 +50,39 @@ public final class ServingCertificate {
     private static final Logger log = LoggerFactory.getLogger(ServingCertificate.class);
 
     /** A loaded pair: what was read and what it gives. */
-    private record Loaded(byte[] certBytes, byte[] keyBytes, SslContext context, X509Certificate leaf) {
+    private record Loaded(byte[] certBytes, byte[] keyBytes, byte[] clientCaBytes, SslContext context,
+            X509Certificate leaf) {
     }
 
     private final Path certFile;
     private final Path keyFile;
+    private final Path clientCaFile;
     private volatile Loaded loaded;
 
-    private ServingCertificate(Path certFile, Path keyFile, Loaded loaded) {
+    private ServingCertificate(Path certFile, Path keyFile, Path clientCaFile, Loaded loaded) {
         this.certFile = certFile;
         this.keyFile = keyFile;
+        this.clientCaFile = clientCaFile;
         this.loaded = loaded;
     }
 
     /**
-     * Reads the pair.
+     * Reads the pair; clients are not asked for certificates.
      *
      * @throws IllegalArgumentException naming the flag, the file and what is wrong with it
      */
     public static ServingCertificate load(Path certFile, Path keyFile) {
-        return new ServingCertificate(certFile, keyFile, read(certFile, keyFile));
+        return load(certFile, keyFile, null);
+    }
+
+    /**
+     * Reads the pair and, unless {@code clientCaFile} is null, the CA certificates a client's certificate must
+     * chain to.
+     *
+     * @throws IllegalArgumentException naming the flag, the file and what is wrong with it
+     */
+    public static ServingCertificate load(Path certFile, Path keyFile, Path clientCaFile) {
+        return new ServingCertificate(certFile, keyFile, clientCaFile, read(certFile, keyFile, clientCaFile));
     }
 
     /** The context new connections use. */
@@ -85,19 +103,23 @@ public final class ServingCertificate {
     public synchronized boolean reload() {
         byte[] certBytes;
         byte[] keyBytes;
+        byte[] clientCaBytes;
         try {
             certBytes = Files.readAllBytes(certFile);
             keyBytes = Files.readAllBytes(keyFile);
+            clientCaBytes = clientCaFile == null ? null : Files.readAllBytes(clientCaFile);
         } catch (IOException e) {
-            log.warn("serving certificate not reloaded: cannot read {} or {}: {}", certFile, keyFile, e.toString());
+            log.warn("serving certificate not reloaded: cannot read {}, {}{}: {}", certFile, keyFile,
+                    clientCaFile == null ? "" : " or " + clientCaFile, e.toString());
             return false;
         }
         Loaded current = loaded;
-        if (Arrays.equals(certBytes, current.certBytes()) && Arrays.equals(keyBytes, current.keyBytes())) {
+        if (Arrays.equals(certBytes, current.certBytes()) && Arrays.equals(keyBytes, current.keyBytes())
+                && Arrays.equals(clientCaBytes, current.clientCaBytes())) {
             return false;
         }
         try {
-            loaded = build(certBytes, keyBytes);
+            loaded = build(certBytes, keyBytes, clientCaBytes);
         } catch (IllegalArgumentException e) {
             log.warn("serving certificate not reloaded, still serving the previous one: {}", e.getMessage());
             return false;
@@ -124,7 +146,7 @@ public final class ServingCertificate {
         return loaded.leaf().getNotAfter().toInstant();
     }
 
-    private static Loaded read(Path certFile, Path keyFile) {
+    private static Loaded read(Path certFile, Path keyFile, Path clientCaFile) {
         byte[] certBytes;
         byte[] keyBytes;
         try {
@@ -138,33 +160,45 @@ public final class ServingCertificate {
             throw new IllegalArgumentException("--tls-private-key-file: cannot read " + keyFile + ": " + e.getMessage(),
                     e);
         }
-        return build(certBytes, keyBytes);
+        byte[] clientCaBytes = null;
+        if (clientCaFile != null) {
+            try {
+                clientCaBytes = Files.readAllBytes(clientCaFile);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("--client-ca-file: cannot read " + clientCaFile + ": "
+                        + e.getMessage(), e);
+            }
+        }
+        return build(certBytes, keyBytes, clientCaBytes);
     }
 
-    private static Loaded build(byte[] certBytes, byte[] keyBytes) {
-        X509Certificate[] chain = certificates(certBytes);
+    private static Loaded build(byte[] certBytes, byte[] keyBytes, byte[] clientCaBytes) {
+        X509Certificate[] chain = certificates("--tls-cert-file", certBytes);
         PrivateKey key = privateKey(keyBytes);
         checkPair(key, chain[0]);
+        X509Certificate[] clientCas = clientCaBytes == null ? null : certificates("--client-ca-file", clientCaBytes);
         try {
-            SslContext context = SslContextBuilder.forServer(key, chain)
+            SslContextBuilder builder = SslContextBuilder.forServer(key, chain)
                     .sslProvider(SslProvider.JDK)
-                    .protocols(PROTOCOLS)
-                    .build();
-            return new Loaded(certBytes, keyBytes, context, chain[0]);
+                    .protocols(PROTOCOLS);
+            if (clientCas != null) {
+                builder.trustManager(clientCas).clientAuth(ClientAuth.REQUIRE);
+            }
+            return new Loaded(certBytes, keyBytes, clientCaBytes, builder.build(), chain[0]);
         } catch (IOException | RuntimeException e) {
             throw new IllegalArgumentException("--tls-cert-file: cannot serve this certificate and key: " + e, e);
         }
     }
 
-    private static X509Certificate[] certificates(byte[] pem) {
+    private static X509Certificate[] certificates(String flag, byte[] pem) {
         try {
             var found = CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(pem));
             if (found.isEmpty()) {
-                throw new IllegalArgumentException("--tls-cert-file: no PEM CERTIFICATE block found");
+                throw new IllegalArgumentException(flag + ": no PEM CERTIFICATE block found");
             }
             return found.stream().map(X509Certificate.class::cast).toArray(X509Certificate[]::new);
         } catch (CertificateException e) {
-            throw new IllegalArgumentException("--tls-cert-file: not a PEM X.509 certificate: " + e.getMessage(), e);
+            throw new IllegalArgumentException(flag + ": not a PEM X.509 certificate: " + e.getMessage(), e);
         }
     }
 

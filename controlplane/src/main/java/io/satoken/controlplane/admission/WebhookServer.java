@@ -6,6 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelDuplexHandler;
@@ -18,6 +19,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMessage;
@@ -34,12 +36,12 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.Attribute;
 import io.netty.util.AttributeKey;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -56,8 +58,10 @@ import org.slf4j.LoggerFactory;
  * <p>Each request, in order:
  * <ol>
  *   <li>TLS with the {@link ServingCertificate}'s context at the time the connection opened;</li>
- *   <li>the request must arrive whole within {@code requestTimeout} (else 408 and the connection closes),
- *       and its body must fit {@code maxBodyBytes} (else 413);</li>
+ *   <li>the request must arrive whole within {@code requestTimeout} (else 408 and the connection closes);
+ *       a body announced larger than {@code maxBodyBytes} is refused (413) before any of it is read, and one
+ *       that would take the bodies held at once, arriving or waiting for review, past {@code bodyBudgetBytes}
+ *       is refused (503) likewise (see {@link BodyBudget});</li>
  *   <li>only {@code POST} to a known path with a JSON body is reviewed (else 405, 404 or 415);</li>
  *   <li>the review runs on a worker pool, never on the network threads, because a ServiceAccount lookup may
  *       wait on the API server; a full pool answers at once (503) rather than queueing without bound;</li>
@@ -70,30 +74,34 @@ public final class WebhookServer implements AutoCloseable {
 
     /** Bounds on what one request may cost. */
     public record Limits(int maxBodyBytes, Duration requestTimeout, Duration reviewTimeout, Duration idleTimeout,
-            int workers, int queue) {
+            int workers, int queue, long bodyBudgetBytes) {
 
         /**
          * 7 MiB bodies (an AdmissionReview holds up to two objects of etcd's 1.5 MiB, JSON-encoded); a request
          * must arrive within 10 s and be reviewed within 8 s, inside the API server's 10 s default; keep-alive
-         * connections close after 90 s idle, as Go's HTTP client closes its own.
+         * connections close after 90 s idle, as Go's HTTP client closes its own. 32 MiB of bodies at once:
+         * four of the largest, or a thousand pods of 30 KiB, in a heap of 384 MiB (a 512 MiB limit at 75%).
          */
         public static Limits defaults() {
             return new Limits(7 * 1024 * 1024, Duration.ofSeconds(10), Duration.ofSeconds(8), Duration.ofSeconds(90),
-                    16, 1024);
+                    16, 1024, 32L * 1024 * 1024);
         }
     }
 
     private static final Logger log = LoggerFactory.getLogger(WebhookServer.class);
     private static final AttributeKey<ScheduledFuture<?>> REQUEST_TIMER = AttributeKey.valueOf("satoken.request-timer");
+    /** The claim of the request whose body is being received; the review handler takes it over. */
+    private static final AttributeKey<BodyBudget.Reservation> RESERVATION = AttributeKey.valueOf("satoken.body-claim");
 
     private final InetSocketAddress requested;
     private final ServingCertificate certificate;
     private final Map<String, Admission> routes;
     private final Limits limits;
     private final WebhookMetrics metrics;
+    private final BodyBudget budget;
     private EventLoopGroup boss;
     private EventLoopGroup network;
-    private ExecutorService reviewers;
+    private ThreadPoolExecutor reviewers;
     private Channel listener;
 
     public WebhookServer(InetSocketAddress address, ServingCertificate certificate, Map<String, Admission> routes,
@@ -103,6 +111,7 @@ public final class WebhookServer implements AutoCloseable {
         this.routes = Map.copyOf(routes);
         this.limits = limits;
         this.metrics = metrics;
+        this.budget = new BodyBudget(limits.bodyBudgetBytes());
     }
 
     /** Binds and starts serving; returns once the port is bound. */
@@ -131,6 +140,7 @@ public final class WebhookServer implements AutoCloseable {
                                 .addLast("request-started", new RequestDeadline(REQUEST_TIMER, true))
                                 .addLast("http", new HttpServerCodec())
                                 .addLast("request-received", new RequestDeadline(REQUEST_TIMER, false))
+                                .addLast("body-budget", new BodyClaim())
                                 .addLast("aggregate", new BodyLimit(limits.maxBodyBytes()))
                                 .addLast("review", new ReviewHandler());
                     }
@@ -141,6 +151,11 @@ public final class WebhookServer implements AutoCloseable {
     /** The bound address (the real port when 0 was asked for). */
     public synchronized InetSocketAddress address() {
         return (InetSocketAddress) listener.localAddress();
+    }
+
+    /** Bytes of request bodies held now, arriving or waiting for review. */
+    long bodyBytesHeld() {
+        return budget.held();
     }
 
     public synchronized boolean serving() {
@@ -218,6 +233,59 @@ public final class WebhookServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Step 2: claims each body's announced length (the most a body of unknown length may grow to) from the
+     * budget when its headers arrive; a request that does not fit is answered 503 and its body dropped as it
+     * arrives, so it costs no memory. The claim goes with the request to the review handler, which gives it
+     * back once the request is answered; a connection that closes first gives it back here.
+     */
+    private final class BodyClaim extends ChannelInboundHandlerAdapter {
+        private boolean dropping;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object message) throws Exception {
+            if (message instanceof HttpRequest request) {
+                long length = HttpUtil.getContentLength(request, -1L);
+                if (length > limits.maxBodyBytes()) {
+                    super.channelRead(ctx, message); // the aggregator answers 413 before reading any of it
+                    return;
+                }
+                BodyBudget.Reservation claim = budget.tryReserve(length < 0 ? limits.maxBodyBytes() : length);
+                if (claim == null) {
+                    dropping = !(message instanceof LastHttpContent);
+                    ReferenceCountUtil.release(message);
+                    metrics.answered("other", "overloaded", Duration.ZERO);
+                    respond(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, null, Verdict.unavailable(
+                            "request bodies fill the webhook's budget of " + budget.limit() + " bytes ("
+                                    + budget.held() + " held); this one ("
+                                    + (length < 0 ? "length not given" : length + " bytes") + ") was refused unread"),
+                            HttpUtil.isKeepAlive(request));
+                    return;
+                }
+                BodyBudget.Reservation previous = ctx.channel().attr(RESERVATION).getAndSet(claim);
+                if (previous != null) {
+                    previous.release();
+                }
+            } else if (dropping && message instanceof HttpContent content) {
+                dropping = !(content instanceof LastHttpContent);
+                content.release();
+                return;
+            }
+            super.channelRead(ctx, message);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            takeClaim(ctx).release();
+            super.channelInactive(ctx);
+        }
+    }
+
+    private static BodyBudget.Reservation takeClaim(ChannelHandlerContext ctx) {
+        BodyBudget.Reservation claim = ctx.channel().attr(RESERVATION).getAndSet(null);
+        return claim == null ? BodyBudget.Reservation.NONE : claim;
+    }
+
     /** Step 2: the body limit, answered as a denied review. */
     private final class BodyLimit extends HttpObjectAggregator {
         BodyLimit(int maxBodyBytes) {
@@ -226,6 +294,7 @@ public final class WebhookServer implements AutoCloseable {
 
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            takeClaim(ctx).release(); // a body without Content-Length that grew past the limit
             metrics.answered("other", "invalid", Duration.ZERO);
             // the rest of the body is read and dropped (within the request deadline), so the client, still
             // sending, can read the answer instead of seeing a reset
@@ -239,23 +308,37 @@ public final class WebhookServer implements AutoCloseable {
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            BodyBudget.Reservation claim = takeClaim(ctx);
+            try {
+                review(ctx, request, claim);
+            } catch (RuntimeException e) {
+                claim.release();
+                throw e;
+            }
+        }
+
+        /** Answers {@code request}, giving {@code claim} back when it has. */
+        private void review(ChannelHandlerContext ctx, FullHttpRequest request, BodyBudget.Reservation claim) {
             long started = System.nanoTime();
             boolean keepAlive = HttpUtil.isKeepAlive(request);
             String path = new QueryStringDecoder(request.uri()).path();
             Admission admission = routes.get(path);
             if (admission == null) {
+                claim.release();
                 metrics.answered("other", "invalid", Duration.ZERO);
                 respondPlain(ctx, HttpResponseStatus.NOT_FOUND, "no webhook at " + path + "; serving "
                         + String.join(", ", routes.keySet().stream().sorted().toList()), keepAlive);
                 return;
             }
             if (!HttpMethod.POST.equals(request.method())) {
+                claim.release();
                 metrics.answered(path, "invalid", Duration.ZERO);
                 respondPlain(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, "use POST", keepAlive);
                 return;
             }
             String contentType = request.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
             if (!contentType.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+                claim.release();
                 metrics.answered(path, "invalid", Duration.ZERO);
                 respond(ctx, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, null, Verdict.invalid(
                         "Content-Type must be application/json, got \"" + contentType + "\""), keepAlive);
@@ -286,6 +369,7 @@ public final class WebhookServer implements AutoCloseable {
                         result = "error";
                     }
                     if (answered.compareAndSet(false, true)) {
+                        claim.release();
                         metrics.answered(path, result, Duration.ofNanos(System.nanoTime() - started));
                         Verdict answer = verdict;
                         ctx.executor().execute(() -> respond(ctx, HttpResponseStatus.OK, uid[0], answer, keepAlive));
@@ -296,6 +380,7 @@ public final class WebhookServer implements AutoCloseable {
                     }
                 });
             } catch (RejectedExecutionException e) {
+                claim.release();
                 metrics.answered(path, "overloaded", Duration.ZERO);
                 respond(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, null,
                         Verdict.unavailable("the webhook is overloaded; " + limits.queue() + " reviews are waiting"),
@@ -304,7 +389,10 @@ public final class WebhookServer implements AutoCloseable {
             }
             ScheduledFuture<?> deadline = ctx.executor().schedule(() -> {
                 if (answered.compareAndSet(false, true)) {
+                    // a review still queued is dropped with its body (FutureTask lets go of it on cancel)
                     review.cancel(true);
+                    reviewers.remove((Runnable) review);
+                    claim.release();
                     metrics.answered(path, "timeout", limits.reviewTimeout());
                     respond(ctx, HttpResponseStatus.OK, uid[0], Verdict.unavailable("the webhook did not decide within "
                             + limits.reviewTimeout().toMillis() + "ms"), keepAlive);

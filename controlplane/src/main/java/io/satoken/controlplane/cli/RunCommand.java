@@ -22,6 +22,7 @@ import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -113,6 +114,12 @@ final class RunCommand implements Callable<Integer> {
             description = "PEM private key of --tls-cert-file (PKCS#1, PKCS#8 or SEC1); re-read when it changes.")
     Path tlsKeyFile;
 
+    @Option(names = "--client-ca-file", paramLabel = "FILE",
+            description = "PEM CA certificate(s): the webhook then requires a client certificate signed by one "
+                    + "(the API server's, from its AdmissionConfiguration kubeconfig); re-read when it changes. "
+                    + "Not given: any client may call the webhook.")
+    Path clientCaFile;
+
     @Option(names = "--admission-token-volume", paramLabel = "projected|secret", defaultValue = "projected",
             description = "Token volume the webhook mounts: 'projected' (kube-api-access-*, Kubernetes 1.30) or "
                     + "'secret' (the ServiceAccount's token Secret, Kubernetes 1.17) (default: ${DEFAULT-VALUE}).")
@@ -125,8 +132,19 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--agent-service-account", paramLabel = "NAMESPACE/NAME",
             description = "The node agents' ServiceAccount: its token requests are confined to pods on the "
-                    + "requesting agent's node. Not given: token requests are not checked.")
+                    + "requesting agent's node. Required while --webhooks serves serviceaccount-token.")
     String agentServiceAccount;
+
+    @Option(names = "--webhooks", paramLabel = "LIST", defaultValue = AdmissionWebhook.ALL_WEBHOOKS,
+            description = "Webhook paths to serve: pods (/mutate/pods), serviceaccount-token "
+                    + "(/validate/serviceaccount-token); the others answer 404 (default: ${DEFAULT-VALUE}).")
+    String webhooks;
+
+    @Option(names = "--api-audiences", paramLabel = "LIST", split = ",",
+            description = "The API server's --api-audiences, which it gives a token request that names none: what an "
+                    + "agent volume without an audience asks for. Default: the aud claim of the in-cluster token "
+                    + "(/var/run/secrets/kubernetes.io/serviceaccount/token).")
+    List<String> apiAudiences;
 
     @Override
     public Integer call() throws Exception {
@@ -202,6 +220,9 @@ final class RunCommand implements Callable<Integer> {
 
     /** The webhook's settings, or null when {@code --webhook-address} is not given. */
     private AdmissionWebhook.Settings webhookSettings() {
+        if (webhookAddress == null && clientCaFile != null) {
+            throw usage("--client-ca-file needs --webhook-address");
+        }
         if (webhookAddress == null) {
             if (tlsCertFile != null || tlsKeyFile != null || agentServiceAccount != null) {
                 throw usage("--tls-cert-file, --tls-private-key-file and --agent-service-account need --webhook-address");
@@ -222,8 +243,10 @@ final class RunCommand implements Callable<Integer> {
             if (agentServiceAccount != null) {
                 AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
             }
-            return new AdmissionWebhook.Settings(address, ServingCertificate.load(tlsCertFile, tlsKeyFile), volume,
-                    limitSecretReferences, agentServiceAccount, WebhookServer.Limits.defaults());
+            Set<String> served = AdmissionWebhook.parseWebhooks(webhooks);
+            // the Settings refuse serviceaccount-token without --agent-service-account (no fail-open)
+            return new AdmissionWebhook.Settings(address, ServingCertificate.load(tlsCertFile, tlsKeyFile, clientCaFile), volume,
+                    limitSecretReferences, agentServiceAccount, WebhookServer.Limits.defaults(), served, apiAudiences);
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage());
         }

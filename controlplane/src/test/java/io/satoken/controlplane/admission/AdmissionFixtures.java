@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 
 /** Builders for admission requests, pods as JSON and ServiceAccounts; and the patch applied by a real JSON-Patch library. */
 final class AdmissionFixtures {
@@ -105,6 +106,8 @@ final class AdmissionFixtures {
         final Map<String, V1ServiceAccount> cached = new HashMap<>();
         final Map<String, V1ServiceAccount> live = new HashMap<>();
         final List<Duration> pauses = new ArrayList<>();
+        /** The clock remembered misses expire by; advanced by hand. */
+        final AtomicLong nanos = new AtomicLong();
         int liveGets;
         int failLiveWith;
 
@@ -131,7 +134,11 @@ final class AdmissionFixtures {
                                     + "\"message\":\"serviceaccounts \\\"" + name + "\\\" not found\"}");
                         }
                         return account;
-                    }, pauses::add, () -> 42);
+                    }, pauses::add, () -> 42, nanos::get);
+        }
+
+        void advance(Duration duration) {
+            nanos.addAndGet(duration.toNanos());
         }
     }
 }

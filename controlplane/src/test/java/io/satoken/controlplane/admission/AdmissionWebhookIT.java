@@ -12,6 +12,7 @@ import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1BoundObjectReference;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Capabilities;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1HostPathVolumeSource;
@@ -54,7 +55,8 @@ import org.junit.jupiter.api.Test;
  * The webhook registered with a real kube-apiserver whose built-in ServiceAccount admission plugin is
  * disabled (the harness's default): pods get their ServiceAccount's token through us, missing accounts are
  * refused with our message, annotated pods get the agent's CSI volume and still meet the restricted Pod
- * Security level, and an agent's token requests are confined to its node.
+ * Security level, and an agent's token requests are confined to its node's pods, by live uid, to what their
+ * agent volumes ask for (NT-1..NT-6).
  */
 @RequiresKubeApiServer
 class AdmissionWebhookIT {
@@ -66,6 +68,8 @@ class AdmissionWebhookIT {
     static ControlplaneRuntime runtime;
     static CoreV1Api admin;
     static String namespace;
+    /** Created by {@link #agent()} for the tests that act as the agent. */
+    static CoreV1Api agentApi;
 
     @BeforeAll
     static void start() throws Exception {
@@ -80,7 +84,8 @@ class AdmissionWebhookIT {
                 Set.of("serviceaccounts"), null, new byte[0], false, 2, new InetSocketAddress("127.0.0.1", 0), null,
                 new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
                         ServingCertificate.load(pair.cert(), pair.key()), ServiceAccountAdmission.TokenVolume.PROJECTED,
-                        false, AGENT_NAMESPACE + "/" + AGENT, WebhookServer.Limits.defaults())),
+                        false, AGENT_NAMESPACE + "/" + AGENT, WebhookServer.Limits.defaults(),
+                        AdmissionWebhook.WEBHOOKS.keySet(), List.of(KubeApiServer.ISSUER))),
                 server.clientFor(server.adminToken()), watchClient));
         runtime.startServing();
         register(client, "https://127.0.0.1:" + runtime.webhookAddress().getPort(),
@@ -193,28 +198,96 @@ class AdmissionWebhookIT {
 
     @Test
     void agent_gets_tokens_only_for_pods_on_its_own_node() throws Exception {
-        admin.createNamespace(new V1Namespace()
-                .metadata(new V1ObjectMeta().name(AGENT_NAMESPACE))).execute();
-        server.createServiceAccount(AGENT_NAMESPACE, AGENT);
-        allowTokenRequests();
-        V1Pod agentPod = admin.createNamespacedPod(AGENT_NAMESPACE, onNode(pod("agent-a", null), "node-a", AGENT))
+        CoreV1Api asAgent = agent();
+        V1Pod near = admin.createNamespacedPod(namespace, onNode(asking(pod("web-a", null), "vault"), "node-a", "web"))
                 .execute();
-        server.createServiceAccount(namespace, "web");
-        V1Pod near = admin.createNamespacedPod(namespace, onNode(pod("web-a", null), "node-a", "web")).execute();
-        V1Pod far = admin.createNamespacedPod(namespace, onNode(pod("web-b", null), "node-b", "web")).execute();
-        // the agent's own credential: a token bound to its pod, as the kubelet projects it
-        String agentToken = admin.createNamespacedServiceAccountToken(AGENT, AGENT_NAMESPACE, boundTo(agentPod))
-                .execute().getStatus().getToken();
-        CoreV1Api asAgent = new CoreV1Api(server.clientFor(agentToken));
+        V1Pod far = admin.createNamespacedPod(namespace, onNode(asking(pod("web-b", null), "vault"), "node-b", "web"))
+                .execute();
 
-        assertThat(asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(near)).execute()
+        assertThat(asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(near, "vault")).execute()
                 .getStatus().getToken()).isNotEmpty();
-        assertThatThrownBy(() -> asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(far)).execute())
-                .isInstanceOfSatisfying(ApiException.class, e -> {
-                    assertThat(e.getCode()).isEqualTo(403);
-                    assertThat(e.getResponseBody()).contains("NT-4: pod " + namespace + "/web-b is on node node-b, "
-                            + "but the agent pod satoken-agent/agent-a is on node node-a");
-                });
+        assertDenied(() -> asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(far, "vault")).execute(),
+                "NT-4: pod " + namespace + "/web-b is on node node-b, but the agent pod satoken-agent/agent-a is on "
+                        + "node node-a");
+    }
+
+    @Test
+    void agent_gets_only_the_audience_the_pods_volume_asks_for() throws Exception {
+        CoreV1Api asAgent = agent();
+        V1Pod vault = admin.createNamespacedPod(namespace, onNode(asking(pod("vault-user", null), "vault"), "node-a",
+                "web")).execute();
+        V1Pod plain = admin.createNamespacedPod(namespace, onNode(asking(pod("api-user", null), null), "node-a",
+                "web")).execute();
+
+        assertDenied(() -> asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(vault, "admin"))
+                .execute(), "NT-6: spec.audiences [admin] and spec.expirationSeconds 3600 are not what pod "
+                + namespace + "/vault-user's tokens.satoken.io volumes ask for");
+        // PV-3: the agent sends no audiences; the API server fills in its own before this webhook sees them
+        assertThat(asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(plain, null)).execute()
+                .getStatus().getToken()).isNotEmpty();
+    }
+
+    @Test
+    void agent_request_without_the_pods_uid_is_denied() throws Exception {
+        CoreV1Api asAgent = agent();
+        V1Pod web = admin.createNamespacedPod(namespace, onNode(asking(pod("web-no-uid", null), "vault"), "node-a",
+                "web")).execute();
+        AuthenticationV1TokenRequest request = boundTo(web, "vault");
+        request.getSpec().getBoundObjectRef().uid(null);
+
+        assertDenied(() -> asAgent.createNamespacedServiceAccountToken("web", namespace, request).execute(),
+                "NT-2: spec.boundObjectRef.uid: Required value");
+    }
+
+    @Test
+    void agent_gets_no_token_for_a_pod_deleted_and_created_again_on_another_node() throws Exception {
+        CoreV1Api asAgent = agent();
+        V1Pod first = admin.createNamespacedPod(namespace, onNode(asking(pod("web-r", null), "vault"), "node-a", "web"))
+                .execute();
+        assertThat(asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(first, "vault")).execute()
+                .getStatus().getToken()).isNotEmpty();
+
+        admin.deleteNamespacedPod("web-r", namespace).gracePeriodSeconds(0).execute();
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+            try {
+                admin.readNamespacedPod("web-r", namespace).execute();
+                return false;
+            } catch (ApiException e) {
+                return e.getCode() == 404;
+            }
+        });
+        V1Pod second = admin.createNamespacedPod(namespace, onNode(asking(pod("web-r", null), "vault"), "node-b",
+                "web")).execute();
+
+        // the old uid: refused by this webhook itself (403), before the API server's own uid check (409)
+        assertDenied(() -> asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(first, "vault"))
+                .execute(), "NT-3: spec.boundObjectRef: pod " + namespace + "/web-r with uid "
+                + first.getMetadata().getUid() + " does not exist");
+        assertDenied(() -> asAgent.createNamespacedServiceAccountToken("web", namespace, boundTo(second, "vault"))
+                .execute(), "NT-4: pod " + namespace + "/web-r is on node node-b");
+    }
+
+    static void assertDenied(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String message) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(ApiException.class, e -> {
+            assertThat(e.getCode()).isEqualTo(403);
+            assertThat(e.getResponseBody()).contains(message);
+        });
+    }
+
+    /** The agent, acting with a token bound to its pod agent-a on node-a, as the kubelet projects it. */
+    static synchronized CoreV1Api agent() throws Exception {
+        if (agentApi == null) {
+            admin.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(AGENT_NAMESPACE))).execute();
+            server.createServiceAccount(AGENT_NAMESPACE, AGENT);
+            allowTokenRequests();
+            V1Pod agentPod = admin.createNamespacedPod(AGENT_NAMESPACE, onNode(pod("agent-a", null), "node-a", AGENT))
+                    .execute();
+            server.createServiceAccount(namespace, "web");
+            String agentToken = admin.createNamespacedServiceAccountToken(AGENT, AGENT_NAMESPACE,
+                    boundTo(agentPod, KubeApiServer.ISSUER)).execute().getStatus().getToken();
+            agentApi = new CoreV1Api(server.clientFor(agentToken));
+        }
+        return agentApi;
     }
 
     // --- helpers ---------------------------------------------------------------------------------
@@ -247,9 +320,18 @@ class AdmissionWebhookIT {
         return pod;
     }
 
-    static AuthenticationV1TokenRequest boundTo(V1Pod pod) {
+    /** {@code pod} with an agent volume asking for one token of {@code audience} (none: null) for 3600 s. */
+    static V1Pod asking(V1Pod pod, String audience) {
+        pod.getSpec().addVolumesItem(new V1Volume().name("tokens").csi(new V1CSIVolumeSource()
+                .driver("tokens.satoken.io").readOnly(true)
+                .volumeAttributes(audience == null ? Map.of() : Map.of("audience", audience))));
+        return pod;
+    }
+
+    /** A request as the agent sends it (PV-14): {@code audience} null means none. */
+    static AuthenticationV1TokenRequest boundTo(V1Pod pod, String audience) {
         return new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().expirationSeconds(3600L)
-                .audiences(List.of(KubeApiServer.ISSUER))
+                .audiences(audience == null ? null : List.of(audience))
                 .boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
                         .name(pod.getMetadata().getName()).uid(pod.getMetadata().getUid())));
     }

@@ -2,6 +2,7 @@ package io.satoken.controlplane.admission;
 
 import static io.satoken.controlplane.admission.AdmissionFixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.ApiException;
@@ -9,35 +10,61 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** NT-1..NT-5: the agent's token requests are confined to pods on its own node, as their own ServiceAccount. */
+/**
+ * NT-1..NT-6: the agent's token requests are confined to pods on its own node, bound to one live pod by
+ * uid, as that pod's ServiceAccount, with an audience and lifetime its agent volume asks for.
+ */
 class NodeTokenRestrictionTest {
 
     static final String AGENT = "system:serviceaccount:satoken-agent:satoken-agent";
+    static final List<String> API_AUDIENCES = List.of("https://kubernetes.default.svc");
+    static final CsiTokenRequests.Shape VAULT = new CsiTokenRequests.Shape(List.of("vault"), 3600);
 
+    /** The API server's pods by "namespace/name": what a live GET sees now. */
     final Map<String, PodFacts> pods = new HashMap<>();
     int gets;
+    final PodFactsLookup lookup = new PodFactsLookup((namespace, name) -> {
+        gets++;
+        return Optional.ofNullable(pods.get(namespace + "/" + name));
+    });
     final NodeTokenRestriction restriction = new NodeTokenRestriction(
-            new NodeTokenRestriction.AgentAccount("satoken-agent", "satoken-agent"),
-            new PodFactsLookup((namespace, name) -> {
-                gets++;
-                return Optional.ofNullable(pods.get(namespace + "/" + name));
-            }));
+            new NodeTokenRestriction.AgentAccount("satoken-agent", "satoken-agent"), lookup,
+            ApiAudiences.of(API_AUDIENCES));
 
     NodeTokenRestrictionTest() {
-        pods.put("satoken-agent/agent-a", new PodFacts("satoken-agent", "agent-a", "uid-agent-a", "node-a", "satoken-agent"));
-        pods.put("ns/web", new PodFacts("ns", "web", "uid-web", "node-a", "web"));
-        pods.put("ns/far", new PodFacts("ns", "far", "uid-far", "node-b", "web"));
-        pods.put("ns/pending", new PodFacts("ns", "pending", "uid-pending", "", "web"));
+        pods.put("satoken-agent/agent-a", pod("satoken-agent", "agent-a", "uid-agent-a", "node-a", "satoken-agent"));
+        pods.put("ns/web", pod("ns", "web", "uid-web", "node-a", "web", VAULT));
+        pods.put("ns/far", pod("ns", "far", "uid-far", "node-b", "web", VAULT));
+        pods.put("ns/pending", pod("ns", "pending", "uid-pending", "", "web", VAULT));
     }
 
-    static AdmissionRequest tokenRequest(String user, Map<String, List<String>> extra, String account, String ref) {
+    static PodFacts pod(String namespace, String name, String uid, String node, String account,
+            CsiTokenRequests.Shape... asks) {
+        return new PodFacts(namespace, name, uid, node, account, List.of(asks));
+    }
+
+    /** A TokenRequest for {@code account} as the API server passes it to validating admission. */
+    static AdmissionRequest tokenRequest(String user, Map<String, List<String>> extra, String account, String ref,
+            String spec) {
         JsonObject object = json("{'apiVersion':'authentication.k8s.io/v1','kind':'TokenRequest','spec':{"
-                + "'audiences':['vault']" + (ref == null ? "" : ",'boundObjectRef':" + ref) + "}}");
+                + spec + (ref == null ? "" : ",'boundObjectRef':" + ref) + "}}");
         return new AdmissionRequest("uid-1", new AdmissionRequest.GroupVersionResource("", "v1", "serviceaccounts"),
                 "token", "CREATE", "ns", account, new AdmissionRequest.UserInfo(user, "", List.of(), extra), object,
                 false);
+    }
+
+    static AdmissionRequest tokenRequest(String user, Map<String, List<String>> extra, String account, String ref) {
+        return tokenRequest(user, extra, account, ref, "'audiences':['vault'],'expirationSeconds':3600");
+    }
+
+    /** From the agent pod agent-a, which runs on node-a. */
+    static AdmissionRequest fromAgent(String account, String ref) {
+        return tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), account, ref);
     }
 
     static Map<String, List<String>> agentPod(String name, String uid) {
@@ -48,24 +75,25 @@ class NodeTokenRestrictionTest {
         return "{'kind':'Pod','apiVersion':'v1','name':'" + name + "'" + (uid == null ? "" : ",'uid':'" + uid + "'") + "}";
     }
 
+    static String denial(String reason) {
+        return "node-scoped token request by " + AGENT + " denied: " + reason;
+    }
+
     @Test
-    void agent_may_request_a_token_for_a_pod_on_its_node_as_the_pods_account() throws Exception {
-        Verdict verdict = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
-                podRef("web", "uid-web")));
+    void agent_may_request_the_token_a_pod_on_its_node_asks_for() throws Exception {
+        Verdict verdict = restriction.review(fromAgent("web", podRef("web", "uid-web")));
 
         assertThat(verdict.allowed()).as(verdict.message()).isTrue();
         assertThat(verdict.patch()).isNull();
     }
 
     @Test
-    void bound_pods_are_remembered_by_uid() throws Exception {
-        AdmissionRequest request = tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web", podRef("web", "uid-web"));
+    void requester_pod_is_remembered_by_uid_and_the_target_pod_is_read_live_every_time() throws Exception {
+        AdmissionRequest request = fromAgent("web", podRef("web", "uid-web"));
         restriction.review(request);
-        int first = gets;
 
         assertThat(restriction.review(request).allowed()).isTrue();
-        assertThat(first).isEqualTo(2);
-        assertThat(gets).isEqualTo(2);
+        assertThat(gets).as("agent pod once, target pod twice").isEqualTo(3);
     }
 
     @Test
@@ -88,61 +116,181 @@ class NodeTokenRestrictionTest {
 
     @Test
     void NT_2_token_not_bound_to_a_pod_is_denied() throws Exception {
-        Verdict unbound = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web", null));
-        Verdict secret = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
-                "{'kind':'Secret','apiVersion':'v1','name':'s'}"));
+        Verdict unbound = restriction.review(fromAgent("web", null));
+        Verdict secret = restriction.review(fromAgent("web", "{'kind':'Secret','apiVersion':'v1','name':'s'}"));
 
-        assertThat(unbound.message()).endsWith("NT-2: spec.boundObjectRef must name a Pod, got none");
-        assertThat(secret.message()).endsWith("NT-2: spec.boundObjectRef must name a Pod, got kind \"Secret\"");
+        assertThat(unbound.message()).isEqualTo(denial("NT-2: spec.boundObjectRef must name a Pod, got none"));
+        assertThat(secret.message()).isEqualTo(denial("NT-2: spec.boundObjectRef must name a Pod, got kind \"Secret\""));
+        assertThat(gets).as("only the agent's own pod was read").isEqualTo(1);
+    }
+
+    @Test
+    void NT_2_pod_reference_without_a_uid_is_denied() throws Exception {
+        // a uid-less reference would bind to whichever pod holds the name when the API server looks
+        Verdict noUid = restriction.review(fromAgent("web", podRef("web", null)));
+        Verdict emptyUid = restriction.review(fromAgent("web", podRef("web", "")));
+
+        for (Verdict verdict : List.of(noUid, emptyUid)) {
+            assertThat(verdict.allowed()).isFalse();
+            assertThat(verdict.code()).isEqualTo(403);
+            assertThat(verdict.message()).isEqualTo(denial("NT-2: spec.boundObjectRef.uid: Required value: the token "
+                    + "must be bound to one pod by name and uid"));
+        }
+    }
+
+    @Test
+    void NT_2_pod_reference_without_a_name_is_denied() throws Exception {
+        Verdict verdict = restriction.review(fromAgent("web", "{'kind':'Pod','apiVersion':'v1','uid':'uid-web'}"));
+
+        assertThat(verdict.message()).isEqualTo(denial("NT-2: spec.boundObjectRef.name: Required value: the token "
+                + "must be bound to one pod by name and uid"));
     }
 
     @Test
     void NT_3_missing_pod_or_stale_uid_is_denied() throws Exception {
-        Verdict missing = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
-                podRef("nope", null)));
-        Verdict stale = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
-                podRef("web", "uid-previous-web")));
+        Verdict missing = restriction.review(fromAgent("web", podRef("nope", "uid-nope")));
+        Verdict stale = restriction.review(fromAgent("web", podRef("web", "uid-previous-web")));
 
-        assertThat(missing.message()).endsWith("NT-3: spec.boundObjectRef: pod ns/nope does not exist");
-        assertThat(stale.message()).endsWith("NT-3: spec.boundObjectRef: pod ns/web with uid uid-previous-web does not exist");
+        assertThat(missing.message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/nope with uid uid-nope "
+                + "does not exist"));
+        assertThat(stale.message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web with uid "
+                + "uid-previous-web does not exist"));
+    }
+
+    @Test
+    void NT_3_pod_deleted_after_a_token_was_allowed_gets_no_more_tokens() throws Exception {
+        AdmissionRequest request = fromAgent("web", podRef("web", "uid-web"));
+        assertThat(restriction.review(request).allowed()).isTrue();
+
+        pods.remove("ns/web");
+
+        assertThat(restriction.review(request).message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web "
+                + "with uid uid-web does not exist"));
+    }
+
+    @Test
+    void NT_3_pod_recreated_under_the_same_name_on_another_node_is_denied_for_either_uid() throws Exception {
+        // the race of the security review: web is deleted and created again on node-b between two requests
+        assertThat(restriction.review(fromAgent("web", podRef("web", "uid-web"))).allowed()).isTrue();
+
+        pods.put("ns/web", pod("ns", "web", "uid-web-2", "node-b", "web", VAULT));
+
+        assertThat(restriction.review(fromAgent("web", podRef("web", "uid-web"))).message())
+                .isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web with uid uid-web does not exist"));
+        assertThat(restriction.review(fromAgent("web", podRef("web", "uid-web-2"))).message())
+                .isEqualTo(denial("NT-4: pod ns/web is on node node-b, but the agent pod satoken-agent/agent-a is "
+                        + "on node node-a"));
     }
 
     @Test
     void NT_4_pod_on_another_node_is_denied() throws Exception {
-        Verdict verdict = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
-                podRef("far", "uid-far")));
+        Verdict verdict = restriction.review(fromAgent("web", podRef("far", "uid-far")));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).isEqualTo("node-scoped token request by " + AGENT + " denied: NT-4: pod ns/far "
-                + "is on node node-b, but the agent pod satoken-agent/agent-a is on node node-a");
+        assertThat(verdict.message()).isEqualTo(denial("NT-4: pod ns/far is on node node-b, but the agent pod "
+                + "satoken-agent/agent-a is on node node-a"));
     }
 
     @Test
     void NT_4_unscheduled_pod_is_denied() throws Exception {
-        Verdict verdict = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
-                podRef("pending", null)));
+        Verdict verdict = restriction.review(fromAgent("web", podRef("pending", "uid-pending")));
 
         assertThat(verdict.message()).contains("NT-4: pod ns/pending is not bound to a node");
     }
 
     @Test
     void NT_5_token_for_another_service_account_is_denied() throws Exception {
-        Verdict verdict = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "admin",
-                podRef("web", "uid-web")));
+        Verdict verdict = restriction.review(fromAgent("admin", podRef("web", "uid-web")));
 
-        assertThat(verdict.message()).endsWith("NT-5: pod ns/web runs as ServiceAccount web, not admin");
+        assertThat(verdict.message()).isEqualTo(denial("NT-5: pod ns/web runs as ServiceAccount web, not admin"));
+    }
+
+    record Case(String name, List<CsiTokenRequests.Shape> asks, ApiAudiences known, String spec, String denied) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static final CsiTokenRequests.Shape API_DEFAULT = new CsiTokenRequests.Shape(null, 3600);
+    static final ApiAudiences UNKNOWN = Optional::empty;
+
+    static Stream<Case> NT_6_request_must_be_one_the_pods_volumes_ask_for() {
+        String vault = "'audiences':['vault'],'expirationSeconds':3600";
+        return Stream.of(
+                new Case("the asked audience and lifetime", List.of(VAULT), ApiAudiences.of(API_AUDIENCES), vault, null),
+                new Case("one of several asks", List.of(new CsiTokenRequests.Shape(List.of("a"), 600), VAULT),
+                        ApiAudiences.of(API_AUDIENCES), vault, null),
+                new Case("no lifetime given: the API server's 3600 (PV-2)", List.of(VAULT), ApiAudiences.of(API_AUDIENCES),
+                        "'audiences':['vault']", null),
+                new Case("no audience asked: the API server's own, filled in (PV-3)", List.of(API_DEFAULT),
+                        ApiAudiences.of(API_AUDIENCES), "'audiences':['https://kubernetes.default.svc'],"
+                                + "'expirationSeconds':3600", null),
+                new Case("another audience", List.of(VAULT), ApiAudiences.of(API_AUDIENCES),
+                        "'audiences':['cluster-admin'],'expirationSeconds':3600",
+                        "NT-6: spec.audiences [cluster-admin] and spec.expirationSeconds 3600 are not what pod ns/web's "
+                                + "tokens.satoken.io volumes ask for: [{audiences: [vault], expirationSeconds: 3600}]"),
+                new Case("an extra audience", List.of(VAULT), ApiAudiences.of(API_AUDIENCES),
+                        "'audiences':['vault','other'],'expirationSeconds':3600", "NT-6: spec.audiences [vault, other]"),
+                new Case("a longer lifetime", List.of(VAULT), ApiAudiences.of(API_AUDIENCES),
+                        "'audiences':['vault'],'expirationSeconds':4294967296",
+                        "NT-6: spec.audiences [vault] and spec.expirationSeconds 4294967296 are not what"),
+                new Case("the API server's audiences where the volume names one", List.of(VAULT),
+                        ApiAudiences.of(API_AUDIENCES), "'audiences':['https://kubernetes.default.svc'],"
+                                + "'expirationSeconds':3600", "NT-6: spec.audiences [https://kubernetes.default.svc]"),
+                new Case("another audience where the volume names none", List.of(API_DEFAULT),
+                        ApiAudiences.of(API_AUDIENCES), vault, "NT-6: spec.audiences [vault] and spec.expirationSeconds "
+                                + "3600 are not what pod ns/web's tokens.satoken.io volumes ask for: [{audiences: "
+                                + "the API server's own, expirationSeconds: 3600}]"),
+                new Case("no audience asked, the API server's audiences unknown", List.of(API_DEFAULT), UNKNOWN,
+                        "'audiences':['https://kubernetes.default.svc'],'expirationSeconds':3600",
+                        "(the API server's own audiences are not known to the webhook: --api-audiences)"),
+                new Case("a pod without an agent volume", List.of(), ApiAudiences.of(API_AUDIENCES), vault,
+                        "NT-6: spec.audiences [vault] and spec.expirationSeconds 3600: pod ns/web has no "
+                                + "tokens.satoken.io volume, so it asks the agent for no token"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource
+    void NT_6_request_must_be_one_the_pods_volumes_ask_for(Case c) throws Exception {
+        pods.put("ns/web", new PodFacts("ns", "web", "uid-web", "node-a", "web", c.asks()));
+        NodeTokenRestriction restriction = new NodeTokenRestriction(
+                new NodeTokenRestriction.AgentAccount("satoken-agent", "satoken-agent"), lookup, c.known());
+
+        Verdict verdict = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
+                podRef("web", "uid-web"), c.spec()));
+
+        if (c.denied() == null) {
+            assertThat(verdict.allowed()).as(verdict.message()).isTrue();
+        } else {
+            assertThat(verdict.allowed()).isFalse();
+            assertThat(verdict.code()).isEqualTo(403);
+            assertThat(verdict.message()).startsWith(denial("NT-6: ")).contains(c.denied());
+        }
     }
 
     @Test
-    void other_requesters_and_other_requests_are_not_checked() throws Exception {
+    void other_requesters_are_allowed_without_a_lookup_or_a_read_of_the_object() throws Exception {
         Verdict kubelet = restriction.review(tokenRequest("system:node:node-a", Map.of(), "admin", podRef("far", null)));
+        // an object this check could not read: only userInfo is looked at for anyone but the agent
+        AdmissionRequest unreadable = new AdmissionRequest("u", new AdmissionRequest.GroupVersionResource("", "v1",
+                "serviceaccounts"), "token", "CREATE", "ns", "web", new AdmissionRequest.UserInfo("alice", "",
+                List.of(), Map.of()), json("{'spec':'not an object'}"), false);
         AdmissionRequest update = new AdmissionRequest("u", new AdmissionRequest.GroupVersionResource("", "v1",
                 "serviceaccounts"), "", "UPDATE", "ns", "web", new AdmissionRequest.UserInfo(AGENT, "", List.of(),
                 Map.of()), json("{}"), false);
 
         assertThat(kubelet.allowed()).isTrue();
+        assertThat(restriction.review(unreadable).allowed()).isTrue();
         assertThat(restriction.review(update).allowed()).isTrue();
         assertThat(gets).isZero();
+    }
+
+    @Test
+    void without_an_agent_account_there_is_no_restriction_that_allows_everything() {
+        // no fail-open: the old "no --agent-service-account, allow all" cannot be built
+        assertThatThrownBy(() -> new NodeTokenRestriction(null, lookup, ApiAudiences.of(API_AUDIENCES)))
+                .isInstanceOf(NullPointerException.class).hasMessage("agent");
     }
 
     @Test
@@ -151,10 +299,9 @@ class NodeTokenRestrictionTest {
                 new NodeTokenRestriction.AgentAccount("satoken-agent", "satoken-agent"),
                 new PodFactsLookup((namespace, name) -> {
                     throw new ApiException(503, "injected");
-                }));
+                }), ApiAudiences.of(API_AUDIENCES));
 
-        Verdict verdict = failing.review(tokenRequest(AGENT, agentPod("agent-a", "uid-agent-a"), "web",
-                podRef("web", null)));
+        Verdict verdict = failing.review(fromAgent("web", podRef("web", "uid-web")));
 
         assertThat(verdict.allowed()).isFalse();
         assertThat(verdict.code()).isEqualTo(503);
@@ -164,8 +311,7 @@ class NodeTokenRestrictionTest {
     @Test
     void agent_account_flag_must_be_namespace_slash_name() {
         for (String bad : new String[] {"agent", "/agent", "ns/", "a/b/c"}) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(
-                    () -> NodeTokenRestriction.AgentAccount.parse("--agent-service-account", bad))
+            assertThatThrownBy(() -> NodeTokenRestriction.AgentAccount.parse("--agent-service-account", bad))
                     .hasMessage("--agent-service-account: expected NAMESPACE/NAME, got \"" + bad + "\"");
         }
     }

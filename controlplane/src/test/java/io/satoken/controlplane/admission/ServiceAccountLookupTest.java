@@ -9,7 +9,10 @@ import java.util.Collections;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** AD-4: cache first, then live GETs; ten for {@code default} with one random 100–199 ms pause, one otherwise. */
+/**
+ * AD-4: cache first, then live GETs; ten for {@code default} with one random 100–199 ms pause, one otherwise.
+ * An account every attempt found missing is remembered as missing for a few seconds (issue 15, finding 4).
+ */
 class ServiceAccountLookupTest {
 
     @Test
@@ -51,7 +54,7 @@ class ServiceAccountLookupTest {
                 throw new io.kubernetes.client.openapi.ApiException(404, "not found");
             }
             return account(name);
-        }, accounts.pauses::add, () -> 99);
+        }, accounts.pauses::add, () -> 99, accounts.nanos::get);
 
         assertThat(lookup.get("ns", "default").getMetadata().getName()).isEqualTo("default");
         assertThat(accounts.liveGets).isEqualTo(3);
@@ -65,6 +68,98 @@ class ServiceAccountLookupTest {
 
         assertThatThrownBy(() -> accounts.lookup().get("ns", "default")).hasMessage("503 injected");
         assertThat(accounts.liveGets).isEqualTo(1);
+    }
+
+    @Test
+    void missing_account_is_remembered_so_repeated_reviews_hold_no_worker_for_the_retries() throws Exception {
+        AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
+        ServiceAccountLookup lookup = accounts.lookup();
+        assertThatThrownBy(() -> lookup.get("ns", "default")).hasMessage("serviceaccount \"default\" not found");
+
+        // 1,000 forged reviews naming the same missing account: answered at once, the same way
+        for (int i = 0; i < 1000; i++) {
+            assertThatThrownBy(() -> lookup.get("ns", "default"))
+                    .isInstanceOf(ServiceAccountLookup.LookupException.class)
+                    .hasMessage("serviceaccount \"default\" not found");
+        }
+        assertThat(accounts.liveGets).isEqualTo(10);
+        assertThat(accounts.pauses).hasSize(9);
+    }
+
+    @Test
+    void remembered_miss_expires_after_a_few_seconds() throws Exception {
+        AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
+        ServiceAccountLookup lookup = accounts.lookup();
+        assertThatThrownBy(() -> lookup.get("ns", "app")).hasMessage("serviceaccount \"app\" not found");
+
+        accounts.advance(ServiceAccountLookup.MISSING_TTL.minusMillis(1));
+        assertThatThrownBy(() -> lookup.get("ns", "app")).hasMessage("serviceaccount \"app\" not found");
+        assertThat(accounts.liveGets).isEqualTo(1);
+
+        accounts.advance(Duration.ofMillis(1));
+        accounts.onlyLive(account("app"));
+        assertThat(lookupName(lookup, "app")).isEqualTo("app");
+        assertThat(accounts.liveGets).isEqualTo(2);
+    }
+
+    @Test
+    void remembered_miss_never_hides_an_account_the_informer_has_seen() throws Exception {
+        // AD-4's reason: default may be created a moment after its namespace
+        AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
+        ServiceAccountLookup lookup = accounts.lookup();
+        assertThatThrownBy(() -> lookup.get("ns", "default")).isInstanceOf(ServiceAccountLookup.LookupException.class);
+
+        accounts.cache(account("default"));
+
+        assertThat(lookupName(lookup, "default")).isEqualTo("default");
+        assertThat(accounts.liveGets).isEqualTo(10);
+    }
+
+    @Test
+    void miss_is_remembered_per_namespace_and_name() throws Exception {
+        AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().onlyLive(account("app"));
+        ServiceAccountLookup lookup = accounts.lookup();
+        assertThatThrownBy(() -> lookup.get("other", "missing")).isInstanceOf(ServiceAccountLookup.LookupException.class);
+
+        assertThat(lookupName(lookup, "app")).isEqualTo("app");
+        assertThatThrownBy(() -> lookup.get("ns", "missing")).isInstanceOf(ServiceAccountLookup.LookupException.class);
+        assertThat(accounts.liveGets).isEqualTo(3);
+    }
+
+    @Test
+    void other_api_error_is_not_remembered() throws Exception {
+        AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
+        accounts.failLiveWith = 503;
+        ServiceAccountLookup lookup = accounts.lookup();
+        assertThatThrownBy(() -> lookup.get("ns", "default")).hasMessage("503 injected");
+
+        accounts.failLiveWith = 0;
+        accounts.onlyLive(account("default"));
+
+        assertThat(lookupName(lookup, "default")).isEqualTo("default");
+        assertThat(accounts.liveGets).isEqualTo(2);
+    }
+
+    @Test
+    void account_found_on_a_later_attempt_is_not_remembered_as_missing() throws Exception {
+        AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
+        int[] gets = {0};
+        ServiceAccountLookup lookup = new ServiceAccountLookup((ns, name) -> Optional.empty(), (ns, name) -> {
+            gets[0]++;
+            if (gets[0] == 2) {
+                throw new io.kubernetes.client.openapi.ApiException(404, "not found");
+            }
+            return account(name);
+        }, accounts.pauses::add, () -> 0, accounts.nanos::get);
+        lookup.get("ns", "default");
+
+        assertThat(lookup.get("ns", "default").getMetadata().getName()).isEqualTo("default");
+        assertThat(lookup.get("ns", "default").getMetadata().getName()).isEqualTo("default");
+        assertThat(gets[0]).isEqualTo(4);
+    }
+
+    private static String lookupName(ServiceAccountLookup lookup, String name) throws Exception {
+        return lookup.get("ns", name).getMetadata().getName();
     }
 
     @Test

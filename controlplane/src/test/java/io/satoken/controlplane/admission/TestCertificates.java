@@ -15,7 +15,11 @@ import java.util.Date;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.sec.ECPrivateKey;
 import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
 import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
 import org.bouncycastle.asn1.x509.GeneralName;
 import org.bouncycastle.asn1.x509.GeneralNames;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
@@ -24,7 +28,10 @@ import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.bouncycastle.util.io.pem.PemObject;
 
-/** Self-signed serving certificates for 127.0.0.1 and localhost, written as PEM files. */
+/**
+ * Self-signed serving certificates for 127.0.0.1 and localhost, and a CA with client certificates it signs,
+ * written as PEM files.
+ */
 public final class TestCertificates {
 
     /** A written pair. */
@@ -35,7 +42,57 @@ public final class TestCertificates {
         }
     }
 
+    /** A certificate authority: its certificate, written to {@code cert}, and its key, kept in memory. */
+    public record Authority(Path cert, X509Certificate certificate, java.security.PrivateKey key) {
+    }
+
     private TestCertificates() {
+    }
+
+    /** Writes a self-signed CA certificate (EC P-256) to {@code dir/ca.pem}. */
+    public static Authority authority(Path dir, String commonName) throws Exception {
+        KeyPair keys = ecKeys();
+        Instant now = Instant.now();
+        JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(new X500Name("CN=" + commonName),
+                BigInteger.valueOf(now.toEpochMilli()), Date.from(now.minus(Duration.ofMinutes(5))),
+                Date.from(now.plus(Duration.ofDays(1))), new X500Name("CN=" + commonName), keys.getPublic());
+        builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(true));
+        builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+        X509Certificate certificate = new JcaX509CertificateConverter().getCertificate(
+                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())));
+        Files.createDirectories(dir);
+        Path cert = dir.resolve("ca.pem");
+        Files.writeString(cert, pem(certificate));
+        return new Authority(cert, certificate, keys.getPrivate());
+    }
+
+    /**
+     * Writes a client certificate for {@code commonName} signed by {@code issuer} (extended key usage
+     * clientAuth, as kube-apiserver's client certificates have) to {@code dir/client.pem}, and its PKCS#8 EC
+     * key to {@code dir/client-key.pem}.
+     */
+    public static Pair client(Path dir, String commonName, Authority issuer) throws Exception {
+        KeyPair keys = ecKeys();
+        Instant now = Instant.now();
+        JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(issuer.certificate(),
+                BigInteger.valueOf(System.nanoTime()), Date.from(now.minus(Duration.ofMinutes(5))),
+                Date.from(now.plus(Duration.ofDays(1))), new X500Name("CN=" + commonName), keys.getPublic());
+        builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
+        builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_clientAuth));
+        X509Certificate certificate = new JcaX509CertificateConverter().getCertificate(
+                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuer.key())));
+        Files.createDirectories(dir);
+        Path cert = dir.resolve("client.pem");
+        Path key = dir.resolve("client-key.pem");
+        Files.writeString(cert, pem(certificate));
+        Files.writeString(key, pem(new PemObject("PRIVATE KEY", keys.getPrivate().getEncoded())));
+        return new Pair(cert, key, certificate);
+    }
+
+    private static KeyPair ecKeys() throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+        generator.initialize(new ECGenParameterSpec("secp256r1"));
+        return generator.generateKeyPair();
     }
 
     /** How the private key is written. */

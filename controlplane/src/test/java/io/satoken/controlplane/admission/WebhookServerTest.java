@@ -2,15 +2,18 @@ package io.satoken.controlplane.admission;
 
 import static io.satoken.controlplane.admission.AdmissionFixtures.account;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,11 +22,21 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
+import java.security.Principal;
+import java.security.PrivateKey;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
@@ -31,11 +44,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 
 /**
  * The server on loopback over real TLS: what the API server sees for good, malformed, oversized, slow and
- * undecided requests, and certificate rotation without a restart. Timeouts are set short; the tests wait
- * on the server's answers, never sleep.
+ * undecided requests, what clients sending many large bodies at once get (issue 15, finding 4: bounded memory
+ * for bodies), client-certificate authentication, and certificate rotation without a restart. Timeouts are
+ * set short; the tests wait on the server's answers or state, never sleep.
  */
 class WebhookServerTest {
 
@@ -51,29 +68,48 @@ class WebhookServerTest {
     WebhookServer server;
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     final CountDownLatch release = new CountDownLatch(1);
+    final ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
+    final List<SSLSocket> sockets = new ArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
         pair = TestCertificates.write(dir.resolve("tls"), "first");
         certificate = ServingCertificate.load(pair.cert(), pair.key());
+        serve(certificate, limits(Duration.ofMillis(500), 4 * MIB));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        release.countDown();
+        trickle.shutdownNow();
+        for (SSLSocket socket : sockets) {
+            socket.close();
+        }
+        server.close();
+    }
+
+    /** Replaces the running server with one using {@code served} and {@code limits}. */
+    private void serve(ServingCertificate served, WebhookServer.Limits limits) throws Exception {
+        if (server != null) {
+            server.close();
+        }
         PodMutation pods = ServiceAccountAdmissionTest.mutation(
                 new AdmissionFixtures.Accounts().cache(account("default")), TokenVolume.PROJECTED, false);
         Admission stuck = request -> {
             release.await();
             return Verdict.allow();
         };
-        server = new WebhookServer(new InetSocketAddress("127.0.0.1", 0), certificate,
-                Map.of("/mutate/pods", pods, "/stuck", stuck),
-                new WebhookServer.Limits(1024 * 1024, Duration.ofMillis(500), Duration.ofMillis(300),
-                        Duration.ofSeconds(30), 2, 4),
-                new WebhookMetrics(registry, certificate));
+        server = new WebhookServer(new InetSocketAddress("127.0.0.1", 0), served,
+                Map.of("/mutate/pods", pods, "/stuck", stuck), limits, new WebhookMetrics(registry, served));
         server.start();
     }
 
-    @AfterEach
-    void stop() {
-        release.countDown();
-        server.close();
+    static final long MIB = 1024 * 1024;
+
+    /** 1 MiB bodies, reviews decided within 300 ms, 2 workers and 4 queued. */
+    private static WebhookServer.Limits limits(Duration requestTimeout, long bodyBudget) {
+        return new WebhookServer.Limits((int) MIB, requestTimeout, Duration.ofMillis(300), Duration.ofSeconds(30), 2, 4,
+                bodyBudget);
     }
 
     @Test
@@ -135,6 +171,148 @@ class WebhookServerTest {
         assertThat(response.statusCode()).isEqualTo(413);
         assertThat(responseOf(response).getAsJsonObject("status").get("message").getAsString())
                 .isEqualTo("the request body exceeds 1048576 bytes");
+    }
+
+    @Test
+    void body_announced_over_the_limit_is_refused_with_413_before_any_of_it_is_sent() throws Exception {
+        SSLSocket socket = open();
+        send(socket, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + 100 * MIB + "\r\nConnection: close\r\n\r\n");
+
+        // not a 408 after the 500 ms request deadline: the answer does not wait for the body
+        assertThat(new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+                .startsWith("HTTP/1.1 413").contains("the request body exceeds 1048576 bytes");
+    }
+
+    @Test
+    void large_bodies_past_the_budget_are_refused_unread_with_503_and_small_reviews_still_answered()
+            throws Exception {
+        serve(certificate, limits(Duration.ofSeconds(30), 3 * MIB + MIB / 2)); // three large bodies and change
+        byte[] large = largeReview();
+        List<SSLSocket> senders = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            SSLSocket socket = open();
+            senders.add(socket);
+            send(socket, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + large.length + "\r\n\r\n");
+            socket.getOutputStream().write(large, 0, 1000);
+            socket.getOutputStream().flush();
+        }
+        awaitHeld(3L * large.length);
+
+        HttpResponse<String> small = post("/mutate/pods", String.format(REVIEW, pod(3)));
+        assertThat(small.statusCode()).isEqualTo(200);
+        assertThat(responseOf(small).get("allowed").getAsBoolean()).isTrue();
+
+        List<String> answers = new ArrayList<>();
+        for (SSLSocket socket : senders) {
+            socket.getOutputStream().write(large, 1000, large.length - 1000);
+            socket.getOutputStream().flush();
+        }
+        for (SSLSocket socket : senders) {
+            answers.add(readResponse(socket));
+        }
+        assertThat(answers).filteredOn(answer -> answer.startsWith("HTTP/1.1 200")).hasSize(3);
+        assertThat(answers).filteredOn(answer -> answer.startsWith("HTTP/1.1 503")).hasSize(3)
+                .allSatisfy(answer -> assertThat(answer)
+                        .contains("request bodies fill the webhook's budget of 3670016 bytes"));
+        awaitHeld(0);
+    }
+
+    @Test
+    void slow_body_holds_its_share_of_the_budget_until_its_408_and_no_longer() throws Exception {
+        serve(certificate, limits(Duration.ofSeconds(3), MIB + MIB / 2));
+        byte[] large = largeReview();
+        SSLSocket slow = open();
+        send(slow, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + large.length + "\r\n\r\n{");
+        awaitHeld(large.length);
+
+        HttpResponse<String> refused = post("/mutate/pods", new String(large, StandardCharsets.UTF_8));
+        assertThat(refused.statusCode()).isEqualTo(503);
+        assertThat(responseOf(refused).getAsJsonObject("status").get("message").getAsString())
+                .startsWith("request bodies fill the webhook's budget of 1572864 bytes").endsWith("was refused unread");
+
+        assertThat(new String(slow.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).startsWith("HTTP/1.1 408");
+        awaitHeld(0);
+        assertThat(post("/mutate/pods", new String(large, StandardCharsets.UTF_8)).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void body_trickled_byte_by_byte_gets_408_at_the_request_deadline_however_it_trickles() throws Exception {
+        SSLSocket socket = open();
+        send(socket, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 100000\r\n\r\n");
+        trickle.scheduleAtFixedRate(() -> {
+            try {
+                send(socket, " ");
+            } catch (IOException e) {
+                trickle.shutdown(); // closed by the server: what the test waits for
+            }
+        }, 20, 20, TimeUnit.MILLISECONDS);
+
+        assertThat(new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+                .startsWith("HTTP/1.1 408").contains("did not arrive within");
+    }
+
+    @Test
+    void with_a_client_ca_a_client_without_a_certificate_is_refused_in_the_handshake() throws Exception {
+        TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "apiserver-clients");
+        serve(ServingCertificate.load(pair.cert(), pair.key(), ca.cert()), limits(Duration.ofMillis(500), 4 * MIB));
+
+        assertThatThrownBy(() -> post(client(null), "/mutate/pods", String.format(REVIEW, pod(1))))
+                .isInstanceOf(IOException.class);
+        assertThat(registry.find("satoken_webhook_requests_total").counters()).isEmpty();
+    }
+
+    @Test
+    void with_a_client_ca_a_certificate_from_another_ca_is_refused_in_the_handshake() throws Exception {
+        TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "apiserver-clients");
+        TestCertificates.Authority other = TestCertificates.authority(dir.resolve("other-ca"), "someone-else");
+        TestCertificates.Pair forged = TestCertificates.client(dir.resolve("forged"), "kube-apiserver", other);
+        serve(ServingCertificate.load(pair.cert(), pair.key(), ca.cert()), limits(Duration.ofMillis(500), 4 * MIB));
+
+        assertThatThrownBy(() -> post(client(forged), "/mutate/pods", String.format(REVIEW, pod(1))))
+                .isInstanceOf(IOException.class);
+    }
+
+    @Test
+    void with_a_client_ca_a_certificate_it_signed_is_served() throws Exception {
+        TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "apiserver-clients");
+        TestCertificates.Pair apiserver = TestCertificates.client(dir.resolve("apiserver"), "kube-apiserver", ca);
+        serve(ServingCertificate.load(pair.cert(), pair.key(), ca.cert()), limits(Duration.ofMillis(500), 4 * MIB));
+
+        HttpResponse<String> response = post(client(apiserver), "/mutate/pods", String.format(REVIEW, pod(1)));
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(responseOf(response).get("allowed").getAsBoolean()).isTrue();
+    }
+
+    @Test
+    void rotated_client_ca_is_required_of_new_connections_without_a_restart() throws Exception {
+        Path caDir = dir.resolve("client-ca");
+        TestCertificates.Authority first = TestCertificates.authority(caDir, "clients-1");
+        TestCertificates.Pair oldClient = TestCertificates.client(dir.resolve("old"), "kube-apiserver", first);
+        ServingCertificate served = ServingCertificate.load(pair.cert(), pair.key(), first.cert());
+        serve(served, limits(Duration.ofMillis(500), 4 * MIB));
+        TestCertificates.Authority second = TestCertificates.authority(caDir, "clients-2");
+        TestCertificates.Pair newClient = TestCertificates.client(dir.resolve("new"), "kube-apiserver", second);
+
+        assertThat(served.reload()).isTrue();
+
+        assertThat(post(client(newClient), "/mutate/pods", String.format(REVIEW, pod(1))).statusCode()).isEqualTo(200);
+        assertThatThrownBy(() -> post(client(oldClient), "/mutate/pods", String.format(REVIEW, pod(1))))
+                .isInstanceOf(IOException.class);
+    }
+
+    @Test
+    void client_ca_file_without_a_certificate_is_refused_naming_the_flag() throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty-ca.pem"), "not a certificate\n");
+
+        assertThatThrownBy(() -> ServingCertificate.load(pair.cert(), pair.key(), empty))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("--client-ca-file: ");
+        assertThatThrownBy(() -> ServingCertificate.load(pair.cert(), pair.key(), dir.resolve("absent.pem")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("--client-ca-file: cannot read ");
     }
 
     @Test
@@ -254,8 +432,61 @@ class WebhookServerTest {
                 + "\"spec\":{\"containers\":[" + list + "]}}";
     }
 
+    /** An AdmissionReview of a pod with a 1,000,000-byte annotation: under 1 MiB, three fill 3 MiB. */
+    private static byte[] largeReview() {
+        return String.format(REVIEW, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"annotations\":{\"x\":\""
+                + "a".repeat(1_000_000) + "\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Waits until the server holds exactly {@code bytes} of bodies; the claims are made on its network threads. */
+    private void awaitHeld(long bytes) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (server.bodyBytesHeld() != bytes && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(server.bodyBytesHeld()).isEqualTo(bytes);
+    }
+
+    private SSLSocket open() throws Exception {
+        SSLSocket socket = socket("TLSv1.3");
+        sockets.add(socket);
+        socket.setSoTimeout(20_000);
+        return socket;
+    }
+
+    private static void send(SSLSocket socket, String text) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        out.write(text.getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+    }
+
+    /** One response off a kept-alive connection: its head, then as much body as Content-Length says. */
+    private static String readResponse(SSLSocket socket) throws IOException {
+        InputStream in = socket.getInputStream();
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int c = in.read();
+            if (c < 0) {
+                break;
+            }
+            head.append((char) c);
+        }
+        int length = 0;
+        for (String line : head.toString().split("\r\n")) {
+            if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+                length = Integer.parseInt(line.substring("content-length:".length()).trim());
+            }
+        }
+        return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+    }
+
     private HttpResponse<String> post(String path, String body) throws Exception {
-        return client().send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + server.address().getPort() + path))
+        return post(client(), path, body);
+    }
+
+    private HttpResponse<String> post(HttpClient client, String path, String body) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + server.address().getPort() + path))
                         .POST(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json")
                         .timeout(Duration.ofSeconds(30)).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -267,6 +498,58 @@ class WebhookServerTest {
 
     private HttpClient client() throws Exception {
         return HttpClient.newBuilder().sslContext(trusting()).version(HttpClient.Version.HTTP_1_1).build();
+    }
+
+    /**
+     * A client presenting {@code certificate} whatever CAs the server names (the JDK's own key manager would
+     * quietly send none when the issuer is not among them), or no certificate when it is null.
+     */
+    private HttpClient client(TestCertificates.Pair certificate) throws Exception {
+        KeyManager[] keys = null;
+        if (certificate != null) {
+            PrivateKey key;
+            try (PEMParser parser = new PEMParser(Files.newBufferedReader(certificate.key()))) {
+                key = new JcaPEMKeyConverter().getPrivateKey((PrivateKeyInfo) parser.readObject());
+            }
+            X509Certificate[] chain = {certificate.certificate()};
+            keys = new KeyManager[] {new X509ExtendedKeyManager() {
+                @Override
+                public String chooseEngineClientAlias(String[] types, Principal[] issuers, SSLEngine engine) {
+                    return "client";
+                }
+
+                @Override
+                public String chooseClientAlias(String[] types, Principal[] issuers, Socket socket) {
+                    return "client";
+                }
+
+                @Override
+                public X509Certificate[] getCertificateChain(String alias) {
+                    return chain;
+                }
+
+                @Override
+                public PrivateKey getPrivateKey(String alias) {
+                    return key;
+                }
+
+                @Override
+                public String[] getClientAliases(String type, Principal[] issuers) {
+                    return new String[] {"client"};
+                }
+
+                @Override
+                public String[] getServerAliases(String type, Principal[] issuers) {
+                    return null;
+                }
+
+                @Override
+                public String chooseServerAlias(String type, Principal[] issuers, Socket socket) {
+                    return null;
+                }
+            }};
+        }
+        return HttpClient.newBuilder().sslContext(trusting(keys)).version(HttpClient.Version.HTTP_1_1).build();
     }
 
     private SSLSocket socket(String protocol) throws Exception {
@@ -297,6 +580,10 @@ class WebhookServerTest {
 
     /** Trusts the first certificate, as the API server trusts the caBundle. */
     private SSLContext trusting() throws Exception {
+        return trusting(null);
+    }
+
+    private SSLContext trusting(KeyManager[] keys) throws Exception {
         KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
         store.load(null, null);
         try (InputStream in = new ByteArrayInputStream(pair.pem().getBytes(StandardCharsets.US_ASCII))) {
@@ -305,7 +592,7 @@ class WebhookServerTest {
         TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
         trust.init(store);
         SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trust.getTrustManagers(), null);
+        context.init(keys, trust.getTrustManagers(), null);
         return context;
     }
 }

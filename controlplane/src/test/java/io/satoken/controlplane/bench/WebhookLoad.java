@@ -61,7 +61,8 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  *     the webhook finds the account in its informer cache, the usual path), and a self-signed serving
  *     certificate for 127.0.0.1 (BouncyCastle, RSA 2048 or EC P-256) in a temp dir;</li>
  * <li>starts the control plane as its own process from the shaded jar: {@code run --controllers=-*
- *     --leader-elect=false --webhook-address 127.0.0.1:P --tls-cert-file .. --tls-private-key-file ..}
+ *     --leader-elect=false --webhook-address 127.0.0.1:P --tls-cert-file .. --tls-private-key-file ..
+ *     --agent-service-account=satoken-system/satoken-agent}
  *     with the Deployment's JVM options ({@code MaxRAM} standing in for its 512Mi limit), the serial
  *     collector (the one the JVM picks by itself in a 512Mi container; on this 24 GiB machine it would
  *     pick G1) and a GC log, and waits for {@code /readyz};</li>
@@ -153,6 +154,7 @@ public final class WebhookLoad {
                     "--controllers=-*", "--leader-elect=false",
                     "--webhook-address", "127.0.0.1:" + webhookPort,
                     "--tls-cert-file", cert.toString(), "--tls-private-key-file", privateKey.toString(),
+                    "--agent-service-account=satoken-system/satoken-agent",
                     "--metrics-address", "127.0.0.1:" + metricsPort));
             Path log = work.resolve("controlplane.log");
             long started = System.nanoTime();

@@ -2,7 +2,7 @@ package io.satoken.controlplane.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
+import io.satoken.controlplane.admission.TestCertificates;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URISyntaxException;
@@ -32,9 +32,13 @@ class RunCommandTest {
     @TempDir
     static Path tmp;
 
+    /** A serving certificate and its key, so the checks after loading them are reached. */
+    TestCertificates.Pair serving;
+
     @BeforeEach
-    void files() throws IOException {
+    void files() throws Exception {
         Files.writeString(tmp.resolve("not-pem.crt"), "hello\n");
+        serving = TestCertificates.write(Files.createTempDirectory(tmp, "tls"), "localhost");
     }
 
     static Stream<Case> badInput() throws URISyntaxException {
@@ -78,6 +82,12 @@ class RunCommandTest {
                 new Case("serving key of another certificate", List.of("--controllers=-*",
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey),
                         "--tls-private-key-file: the key does not belong to the first certificate in --tls-cert-file"),
+                new Case("client CA without the webhook", List.of("--controllers=serviceaccounts",
+                        "--client-ca-file", caFile), "--client-ca-file needs --webhook-address"),
+                new Case("client CA that is not PEM", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                        "--tls-cert-file", "TLSCERT", "--tls-private-key-file", "TLSKEY",
+                        "--agent-service-account=satoken-system/satoken-agent", "--client-ca-file", "NOTPEM"),
+                        "--client-ca-file: "),
                 new Case("bad webhook address", List.of("--controllers=-*", "--webhook-address=9443",
                         "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey),
                         "--webhook-address: expected HOST:PORT, got \"9443\""),
@@ -88,6 +98,22 @@ class RunCommandTest {
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
                         "--agent-service-account=satoken-agent"),
                         "--agent-service-account: expected NAMESPACE/NAME, got \"satoken-agent\""),
+                new Case("unknown webhook", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                        "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--webhooks=pods,bogus"),
+                        "--webhooks: unknown webhook \"bogus\"; the webhooks are pods, serviceaccount-token"),
+                // no fail-open: the token check may not run without the account whose requests it confines
+                new Case("token webhook by default without the agent account", List.of("--controllers=-*",
+                        "--webhook-address=127.0.0.1:9443", "--tls-cert-file", "TLSCERT", "--tls-private-key-file",
+                        "TLSKEY"), "--webhooks serves serviceaccount-token, which needs --agent-service-account "
+                        + "NAMESPACE/NAME"),
+                new Case("token webhook selected without the agent account", List.of("--controllers=-*",
+                        "--webhook-address=127.0.0.1:9443", "--tls-cert-file", "TLSCERT", "--tls-private-key-file",
+                        "TLSKEY", "--webhooks=serviceaccount-token"), "give it, or serve only the pod webhook: "
+                        + "--webhooks=pods"),
+                new Case("empty API audience", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                        "--tls-cert-file", "TLSCERT", "--tls-private-key-file", "TLSKEY",
+                        "--agent-service-account=satoken-system/satoken-agent", "--api-audiences=a,,b"),
+                        "--api-audiences: expected a comma-separated list of audiences, got [a, , b]"),
                 // the hostPath delivery it configured is gone: an old Deployment's flag is named, not ignored
                 new Case("agent root dir of the removed hostPath delivery", List.of("--controllers=-*",
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
@@ -98,7 +124,12 @@ class RunCommandTest {
     @MethodSource
     void badInput(Case c) {
         List<String> args = new ArrayList<>(List.of("run"));
-        c.args().forEach(a -> args.add(a.equals("NOTPEM") ? tmp.resolve("not-pem.crt").toString() : a));
+        c.args().forEach(a -> args.add(switch (a) {
+            case "NOTPEM" -> tmp.resolve("not-pem.crt").toString();
+            case "TLSCERT" -> serving.cert().toString();
+            case "TLSKEY" -> serving.key().toString();
+            default -> a;
+        }));
         StringWriter err = new StringWriter();
 
         int code = ControlplaneCommand.execute(new PrintWriter(new StringWriter()), new PrintWriter(err, true),

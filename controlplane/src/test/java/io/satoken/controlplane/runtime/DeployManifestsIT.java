@@ -26,6 +26,7 @@ import io.kubernetes.client.openapi.models.V1MutatingWebhook;
 import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1PodTemplateSpec;
 import io.kubernetes.client.openapi.models.V1PolicyRule;
 import io.kubernetes.client.openapi.models.V1ResourceAttributes;
@@ -35,6 +36,7 @@ import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1ServicePort;
 import io.kubernetes.client.openapi.models.V1SubjectAccessReview;
 import io.kubernetes.client.openapi.models.V1SubjectAccessReviewSpec;
+import io.kubernetes.client.openapi.models.V1Toleration;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1Volume;
@@ -54,18 +56,22 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@code controlplane/deploy/} against a real API server: the RBAC it grants is enough for every controller
- * (run as that ServiceAccount, with leader election and v1.17 auto-create so every verb is used) and for the
- * admission webhook's reads; the Deployment, its pod (under the namespace's restricted Pod Security level),
- * the webhook's Service and its two webhook configurations pass server-side validation; the files agree
- * with each other and with the code on names, ports and paths; and the agent's consumer example, the pod
- * users copy, meets the restricted level enforced here.
+ * {@code controlplane/deploy/} against a real API server. Two Deployments with two identities: the
+ * controllers (with the signing key, on control-plane nodes only) and the admission webhook (no key, reads
+ * only). The RBAC each is given is enough for its code (the controllers run as their ServiceAccount, with
+ * leader election and v1.17 auto-create so every verb is used; {@link DeployedWebhookIT} runs the webhook
+ * as its own) and, checked by SubjectAccessReview, no more than that code calls. The Deployments, their pods
+ * (under the restricted Pod Security level), the webhook's Service and the two webhook configurations pass
+ * server-side validation; the files agree with each other and with the code on names, ports and paths; the
+ * token webhook skips no namespace; and the agent's consumer example meets the restricted level.
  */
 @RequiresKubeApiServer
 class DeployManifestsIT {
@@ -73,13 +79,18 @@ class DeployManifestsIT {
     static final Path DEPLOY = Path.of("deploy");
     static final Path AGENT_DEPLOY = Path.of("..", "agent", "deploy");
     static final String NS = "satoken-controlplane";
-    static final String SERVICE_ACCOUNT = "system:serviceaccount:" + NS + ":satoken-controlplane";
+    static final String WEBHOOK_NS = "satoken-webhook";
+    static final String CONTROLLERS = "system:serviceaccount:" + NS + ":satoken-controlplane";
+    static final String WEBHOOK = "system:serviceaccount:" + WEBHOOK_NS + ":satoken-webhook";
+    static final String SIGNING_KEY_SECRET = "satoken-controlplane-signing-key";
 
     @Test
     void controllersRunWithExactlyTheManifestsPermissions(KubeApiServer server) throws Exception {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
         Manifests.apply(server, DEPLOY.resolve("10-rbac.yaml"));
-        String token = server.serviceAccountToken(NS, "satoken-controlplane");
+        V1Deployment controllers = controllersDeployment();
+        String token = server.serviceAccountToken(NS,
+                controllers.getSpec().getTemplate().getSpec().getServiceAccountName());
         ApiClient client = server.clientFor(token);
         ApiClient watchClient = server.clientFor(token);
         watchClient.setReadTimeout(0);
@@ -87,7 +98,8 @@ class DeployManifestsIT {
                 "satoken-controlplane", "deploy-it", Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
         CoreV1Api admin = new CoreV1Api(server.adminClient());
         try (ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(
-                ControllerSelection.parse("*"), ServiceAccountSigner.load(server.serviceAccountSigningKey()),
+                ControllerSelection.parse(arg(controllers, "--controllers").orElseThrow()),
+                ServiceAccountSigner.load(server.serviceAccountSigningKey()),
                 RootCaBundle.load(server.servingCertificate()), true, 2, new InetSocketAddress("127.0.0.1", 0), election,
                 null),
                 client, watchClient)) {
@@ -97,12 +109,18 @@ class DeployManifestsIT {
             V1ServiceAccount sa = await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(
                     () -> admin.readNamespacedServiceAccount("default", ns).execute(),
                     a -> a.getSecrets() != null && !a.getSecrets().isEmpty());
+            // root-ca lists and watches kube-root-ca.crt by name only: the resourceNames rule is enough
             assertThat(admin.readNamespacedConfigMap("kube-root-ca.crt", ns).execute().getData()).containsKey("ca.crt");
             String secretName = sa.getSecrets().get(0).getName();
             V1Secret secret = admin.readNamespacedSecret(secretName, ns).execute();
             assertThat(secret.getData()).containsKeys("token", "namespace", "ca.crt");
             assertThat(new CoordinationV1Api(server.adminClient()).readNamespacedLease("satoken-controlplane", NS)
                     .execute().getSpec().getHolderIdentity()).isEqualTo("deploy-it");
+            // and repairs an edited one (update, limited to that name)
+            var cm = admin.readNamespacedConfigMap("kube-root-ca.crt", ns).execute();
+            admin.replaceNamespacedConfigMap("kube-root-ca.crt", ns, cm.data(Map.of("ca.crt", "edited"))).execute();
+            await().atMost(Duration.ofSeconds(30)).until(() -> !"edited".equals(
+                    admin.readNamespacedConfigMap("kube-root-ca.crt", ns).execute().getData().get("ca.crt")));
 
             RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(server.adminClient());
             rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name(ns + "-agg"))
@@ -129,38 +147,77 @@ class DeployManifestsIT {
     }
 
     @Test
-    void deploymentPassesServerSideValidation(KubeApiServer server) throws Exception {
+    void controllersDeploymentPassesServerSideValidation_andStaysOnControlPlaneNodes(KubeApiServer server)
+            throws Exception {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
 
-        V1Deployment dryRun = new AppsV1Api(server.adminClient()).createNamespacedDeployment(NS, deployment())
+        V1Deployment dryRun = new AppsV1Api(server.adminClient()).createNamespacedDeployment(NS, controllersDeployment())
                 .dryRun("All").execute();
 
         assertThat(dryRun.getSpec().getReplicas()).isEqualTo(2);
-        assertThat(dryRun.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs())
-                .contains("--leader-elect=true", "--service-account-private-key-file=/etc/satoken/signing-key/sa.key",
-                        "--webhook-address=0.0.0.0:9443", "--tls-cert-file=/etc/satoken/webhook-tls/tls.crt",
+        V1PodSpec pod = dryRun.getSpec().getTemplate().getSpec();
+        assertThat(pod.getContainers().get(0).getArgs())
+                .contains("--controllers=*", "--leader-elect=true",
+                        "--service-account-private-key-file=/etc/satoken/signing-key/sa.key")
+                .noneMatch(a -> a.startsWith("--webhook-address") || a.startsWith("--tls-")
+                        || a.startsWith("--agent-service-account"));
+        // finding 3: the signing key and the token that reads every Secret stay off workers' nodes
+        assertThat(pod.getNodeSelector()).containsExactly(Map.entry("node-role.kubernetes.io/control-plane", ""));
+        assertThat(pod.getTolerations()).extracting(V1Toleration::getKey, V1Toleration::getOperator,
+                V1Toleration::getEffect).contains(org.assertj.core.groups.Tuple.tuple(
+                        "node-role.kubernetes.io/control-plane", "Exists", "NoSchedule"));
+        assertThat(pod.getServiceAccountName()).isEqualTo("satoken-controlplane");
+    }
+
+    @Test
+    void webhookDeploymentPassesServerSideValidation_andHoldsNoSigningKey(KubeApiServer server) throws Exception {
+        Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
+        V1Deployment file = webhookDeployment();
+
+        V1Deployment dryRun = new AppsV1Api(server.adminClient())
+                .createNamespacedDeployment(file.getMetadata().getNamespace(), file).dryRun("All").execute();
+
+        assertThat(dryRun.getMetadata().getNamespace()).isEqualTo(WEBHOOK_NS).isNotEqualTo(NS);
+        assertThat(dryRun.getSpec().getReplicas()).isEqualTo(2);
+        V1PodSpec pod = dryRun.getSpec().getTemplate().getSpec();
+        assertThat(pod.getServiceAccountName()).isEqualTo("satoken-webhook");
+        List<String> args = pod.getContainers().get(0).getArgs();
+        assertThat(args).contains("--webhook-address=0.0.0.0:9443", "--tls-cert-file=/etc/satoken/webhook-tls/tls.crt",
                         "--tls-private-key-file=/etc/satoken/webhook-tls/tls.key",
-                        "--agent-service-account=" + agentServiceAccount());
+                        "--agent-service-account=" + agentServiceAccount(), "--leader-elect=false")
+                .noneMatch(a -> a.startsWith("--service-account-private-key-file"));
+        // no controller, so no Lease and nothing that needs the controllers' RBAC
+        assertThat(ControllerSelection.parse(arg(dryRun, "--controllers").orElseThrow())).isEmpty();
+        // finding 3: the signing key never reaches the webhook's pods, nor any Secret but its certificate
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getSecret() != null)
+                .extracting(v -> v.getSecret().getSecretName()).containsExactly("satoken-webhook-tls");
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getProjected() != null)
+                .flatExtracting(v -> v.getProjected().getSources())
+                .noneMatch(s -> s.getSecret() != null);
     }
 
     /** A Deployment is only warned about; a pod is what Pod Security admission refuses. */
-    @Test
-    void podMeetsTheNamespacesRestrictedLevel(KubeApiServer server) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"satoken-controlplane", "satoken-webhook"})
+    void podMeetsItsNamespacesRestrictedLevel(String deployment, KubeApiServer server) throws Exception {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
         CoreV1Api core = new CoreV1Api(server.adminClient());
-        V1PodTemplateSpec template = deployment().getSpec().getTemplate();
-        V1Pod pod = new V1Pod().metadata(new V1ObjectMeta().generateName("satoken-controlplane-")
+        V1Deployment d = deployments().stream().filter(x -> x.getMetadata().getName().equals(deployment))
+                .findFirst().orElseThrow();
+        String ns = d.getMetadata().getNamespace();
+        V1PodTemplateSpec template = d.getSpec().getTemplate();
+        V1Pod pod = new V1Pod().metadata(new V1ObjectMeta().generateName(deployment + "-")
                 .labels(template.getMetadata().getLabels())).spec(template.getSpec().overhead(null));
         // (client-java's models start overhead as {}, which RuntimeClass admission refuses without a RuntimeClass)
 
-        V1Pod dryRun = core.createNamespacedPod(NS, pod).dryRun("All").execute();
+        V1Pod dryRun = core.createNamespacedPod(ns, pod).dryRun("All").execute();
 
         assertThat(dryRun.getSpec().getSecurityContext().getFsGroup()).isEqualTo(65532L);
         assertThat(dryRun.getSpec().getContainers().get(0).getVolumeMounts())
                 .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/var/run/secrets/kubernetes.io/serviceaccount"));
         // the level is really enforced here: a hostPath volume is refused
         pod.getSpec().addVolumesItem(new V1Volume().name("host").hostPath(new V1HostPathVolumeSource().path("/var")));
-        assertThatThrownBy(() -> core.createNamespacedPod(NS, pod).dryRun("All").execute())
+        assertThatThrownBy(() -> core.createNamespacedPod(ns, pod).dryRun("All").execute())
                 .isInstanceOfSatisfying(ApiException.class, e -> {
                     assertThat(e.getCode()).isEqualTo(403);
                     assertThat(e.getResponseBody()).contains("restricted");
@@ -194,25 +251,30 @@ class DeployManifestsIT {
         List<Object> configurations = Yaml.loadAll(DEPLOY.resolve("50-webhook-configurations.yaml").toFile());
         AdmissionregistrationV1Api admission = new AdmissionregistrationV1Api(server.adminClient());
 
-        V1Service serviceDryRun = new CoreV1Api(server.adminClient()).createNamespacedService(NS, service)
-                .dryRun("All").execute();
+        V1Service serviceDryRun = new CoreV1Api(server.adminClient())
+                .createNamespacedService(service.getMetadata().getNamespace(), service).dryRun("All").execute();
         V1MutatingWebhook mutating = admission.createMutatingWebhookConfiguration(
                 (V1MutatingWebhookConfiguration) configurations.get(0)).dryRun("All").execute().getWebhooks().get(0);
         V1ValidatingWebhookConfiguration validatingFile = (V1ValidatingWebhookConfiguration) configurations.get(1);
         V1ValidatingWebhook validating = admission.createValidatingWebhookConfiguration(validatingFile)
                 .dryRun("All").execute().getWebhooks().get(0);
 
-        // the Service reaches the Deployment's pods on the webhook's port
-        V1PodTemplateSpec template = deployment().getSpec().getTemplate();
+        // the Service reaches the webhook's pods, and only those, on the webhook's port
+        V1Deployment webhook = webhookDeployment();
+        V1PodTemplateSpec template = webhook.getSpec().getTemplate();
         V1Container container = template.getSpec().getContainers().get(0);
         V1ServicePort port = serviceDryRun.getSpec().getPorts().get(0);
+        assertThat(serviceDryRun.getMetadata().getNamespace()).isEqualTo(webhook.getMetadata().getNamespace());
         assertThat(template.getMetadata().getLabels()).containsAllEntriesOf(serviceDryRun.getSpec().getSelector());
+        assertThat(controllersDeployment().getSpec().getTemplate().getMetadata().getLabels())
+                .as("the controllers' pods serve no webhook").doesNotContainEntry("app.kubernetes.io/name",
+                        serviceDryRun.getSpec().getSelector().get("app.kubernetes.io/name"));
         assertThat(port.getPort()).isEqualTo(443);
         assertThat(container.getPorts()).filteredOn(p -> "webhook".equals(p.getName()))
                 .extracting(V1ContainerPort::getContainerPort).containsExactly(port.getTargetPort().getIntValue());
         assertThat(container.getArgs()).contains("--webhook-address=0.0.0.0:" + port.getTargetPort().getIntValue());
 
-        // the configurations call that Service on the paths the webhook serves, and skip its namespace
+        // the configurations call that Service on the paths the webhook serves
         assertThat(mutating.getName()).isEqualTo("pods.serviceaccount.satoken.io");
         assertThat(mutating.getClientConfig().getService()).isEqualTo(serviceReference(service,
                 AdmissionWebhook.MUTATE_PODS));
@@ -220,7 +282,8 @@ class DeployManifestsIT {
                 .containsExactly("[CREATE] [pods]", "[UPDATE] [pods/ephemeralcontainers]");
         assertThat(List.of(mutating.getFailurePolicy(), mutating.getReinvocationPolicy(), mutating.getMatchPolicy(),
                 mutating.getSideEffects())).containsExactly("Fail", "IfNeeded", "Equivalent", "None");
-        assertThat(mutating.getNamespaceSelector()).isEqualTo(skipsOwnNamespace());
+        // the pods webhook skips only the namespace it runs in, so that it can start; not the controllers'
+        assertThat(mutating.getNamespaceSelector()).isEqualTo(skips(webhook.getMetadata().getNamespace()));
         assertThat(validating.getName()).isEqualTo("serviceaccount-token.satoken.io");
         assertThat(validating.getClientConfig().getService()).isEqualTo(serviceReference(service,
                 AdmissionWebhook.VALIDATE_TOKEN_REQUESTS));
@@ -228,11 +291,30 @@ class DeployManifestsIT {
                 .containsExactly("[CREATE] [serviceaccounts/token]");
         assertThat(List.of(validating.getFailurePolicy(), validating.getMatchPolicy(), validating.getSideEffects()))
                 .containsExactly("Fail", "Equivalent", "None");
-        assertThat(validating.getNamespaceSelector()).isEqualTo(skipsOwnNamespace());
         // checked in the file: API servers before 1.28 drop matchConditions
         String[] agent = agentServiceAccount().split("/");
         assertThat(validatingFile.getWebhooks().get(0).getMatchConditions()).extracting(V1MatchCondition::getExpression)
                 .containsExactly("request.userInfo.username == 'system:serviceaccount:" + agent[0] + ":" + agent[1] + "'");
+    }
+
+    /**
+     * Finding 1: a namespace the token webhook skips is one whose ServiceAccounts any agent can mint unbound
+     * tokens for; the control plane's was. The file sets no namespaceSelector, and the server's default
+     * selects every namespace.
+     */
+    @Test
+    void tokenWebhook_skipsNoNamespace(KubeApiServer server) throws Exception {
+        V1ValidatingWebhookConfiguration file = (V1ValidatingWebhookConfiguration) Yaml.loadAll(
+                DEPLOY.resolve("50-webhook-configurations.yaml").toFile()).get(1);
+        V1ValidatingWebhook validating = file.getWebhooks().get(0);
+        assertThat(validating.getNamespaceSelector()).as("namespaceSelector in the file").isNull();
+        assertThat(validating.getObjectSelector()).as("objectSelector in the file").isNull();
+
+        V1ValidatingWebhook stored = new AdmissionregistrationV1Api(server.adminClient())
+                .createValidatingWebhookConfiguration(file).dryRun("All").execute().getWebhooks().get(0);
+
+        assertThat(stored.getNamespaceSelector()).isEqualTo(new V1LabelSelector());
+        assertThat(stored.getObjectSelector()).isEqualTo(new V1LabelSelector());
     }
 
     @Test
@@ -252,9 +334,12 @@ class DeployManifestsIT {
         assertThat(certificate).as("Certificate satoken-webhook").isNotNull();
         Map<?, ?> metadata = (Map<?, ?>) certificate.get("metadata");
         Map<?, ?> spec = (Map<?, ?>) certificate.get("spec");
-        V1PodTemplateSpec template = deployment().getSpec().getTemplate();
+        V1Deployment webhook = webhookDeployment();
+        V1PodTemplateSpec template = webhook.getSpec().getTemplate();
 
         assertThat(spec.get("dnsNames")).isEqualTo(List.of(host, host + ".cluster.local"));
+        assertThat(metadata.get("namespace")).as("the Secret is made where the webhook mounts it")
+                .isEqualTo(webhook.getMetadata().getNamespace());
         assertThat(template.getSpec().getVolumes()).filteredOn(v -> "webhook-tls".equals(v.getName()))
                 .extracting(v -> v.getSecret().getSecretName()).containsExactly((String) spec.get("secretName"));
         assertThat(template.getSpec().getContainers().get(0).getVolumeMounts())
@@ -268,45 +353,155 @@ class DeployManifestsIT {
         }
     }
 
-    /** The webhook's reads, granted and no more (each as its code issues it). */
-    record Access(String name, String verb, String resource, String namespace, boolean allowed) {
+    /**
+     * One access a ServiceAccount of the manifests asks the API server about: granted exactly when its code
+     * makes that call. {@code name} is the object's name, or for list and watch the metadata.name field
+     * selector the code sends (RBAC matches it against resourceNames); empty for none.
+     */
+    record Access(String why, String user, String verb, String resource, String namespace, String name,
+            boolean allowed) {
         @Override
         public String toString() {
-            return name;
+            return (user.equals(WEBHOOK) ? "webhook: " : "controllers: ") + why;
         }
     }
 
-    static Stream<Access> webhookAccess() {
+    static Access webhook(String why, String verb, String resource, String namespace, boolean allowed) {
+        return new Access(why, WEBHOOK, verb, resource, namespace, "", allowed);
+    }
+
+    static Access controllers(String why, String verb, String resource, String namespace, String name,
+            boolean allowed) {
+        return new Access(why, CONTROLLERS, verb, resource, namespace, name, allowed);
+    }
+
+    static Stream<Access> access() {
         return Stream.of(
-                new Access("node-scoped token requests: get a pod", "get", "pods", "default", true),
-                new Access("no pod list", "list", "pods", "", false),
-                new Access("no pod watch", "watch", "pods", "", false),
-                new Access("AD-4: get a ServiceAccount live", "get", "serviceaccounts", "default", true),
-                new Access("AD-4: list ServiceAccounts (cache)", "list", "serviceaccounts", "", true),
-                new Access("AD-4: watch ServiceAccounts (cache)", "watch", "serviceaccounts", "", true),
-                new Access("AD-11: list token Secrets (cache)", "list", "secrets", "", true),
-                new Access("AD-11: watch token Secrets (cache)", "watch", "secrets", "", true));
+                // the webhook: ServiceAccount admission (AD-4) and node-scoped token requests, nothing else
+                webhook("node-scoped token requests: get a pod", "get", "pods", "default", true),
+                webhook("no pod list", "list", "pods", "", false),
+                webhook("no pod watch", "watch", "pods", "", false),
+                webhook("AD-4: get a ServiceAccount live", "get", "serviceaccounts", "default", true),
+                webhook("AD-4: list ServiceAccounts (cache)", "list", "serviceaccounts", "", true),
+                webhook("AD-4: watch ServiceAccounts (cache)", "watch", "serviceaccounts", "", true),
+                webhook("writes no ServiceAccount", "update", "serviceaccounts", "default", false),
+                webhook("no Secret: get", "get", "secrets", NS, false),
+                webhook("no Secret: list (only with --admission-token-volume=secret, by the example)", "list",
+                        "secrets", "", false),
+                webhook("no Secret: watch", "watch", "secrets", "", false),
+                webhook("no ConfigMap: get", "get", "configmaps", "default", false),
+                webhook("no ConfigMap: update", "update", "configmaps", "default", false),
+                webhook("no ClusterRole: list", "list", "clusterroles", "", false),
+                webhook("no ClusterRole: patch", "patch", "clusterroles", "", false),
+                webhook("no ClusterRole: escalate", "escalate", "clusterroles", "", false),
+                webhook("no Lease: no leader election", "create", "leases", NS, false),
+                webhook("no token requests", "create", "serviceaccounts/token", NS, false),
+                webhook("no namespaces", "list", "namespaces", "", false),
+
+                // tokens
+                controllers("tokens: cache ServiceAccounts", "list", "serviceaccounts", "", "", true),
+                controllers("tokens: watch ServiceAccounts", "watch", "serviceaccounts", "", "", true),
+                controllers("tokens: read a ServiceAccount live", "get", "serviceaccounts", "default", "x", true),
+                controllers("tokens: edit .secrets", "update", "serviceaccounts", "default", "x", true),
+                controllers("tokens: no ServiceAccount delete", "delete", "serviceaccounts", "default", "x", false),
+                controllers("tokens: no ServiceAccount patch", "patch", "serviceaccounts", "default", "x", false),
+                controllers("tokens: cache token Secrets", "list", "secrets", "", "", true),
+                controllers("tokens: watch token Secrets", "watch", "secrets", "", "", true),
+                controllers("tokens: read a Secret live", "get", "secrets", "default", "x", true),
+                controllers("tokens: create a token Secret", "create", "secrets", "default", "", true),
+                controllers("tokens: fill a token Secret", "update", "secrets", "default", "x", true),
+                controllers("tokens: delete a token Secret", "delete", "secrets", "default", "x", true),
+                controllers("tokens: no Secret patch", "patch", "secrets", "default", "x", false),
+                controllers("no token requests", "create", "serviceaccounts/token", "default", "x", false),
+                // serviceaccounts
+                controllers("serviceaccounts: list namespaces", "list", "namespaces", "", "", true),
+                controllers("serviceaccounts: watch namespaces", "watch", "namespaces", "", "", true),
+                controllers("no namespace get", "get", "namespaces", "", "x", false),
+                controllers("no namespace update", "update", "namespaces", "", "x", false),
+                controllers("serviceaccounts: create default", "create", "serviceaccounts", "default", "", true),
+                // root-ca: kube-root-ca.crt only, where RBAC can name it
+                controllers("root-ca: create kube-root-ca.crt", "create", "configmaps", "default", "", true),
+                controllers("root-ca: list kube-root-ca.crt", "list", "configmaps", "", "kube-root-ca.crt", true),
+                controllers("root-ca: watch kube-root-ca.crt", "watch", "configmaps", "", "kube-root-ca.crt", true),
+                controllers("root-ca: update kube-root-ca.crt", "update", "configmaps", "default", "kube-root-ca.crt",
+                        true),
+                controllers("no update of another ConfigMap", "update", "configmaps", "default", "app-config", false),
+                controllers("no list of every ConfigMap", "list", "configmaps", "", "", false),
+                controllers("no watch of every ConfigMap", "watch", "configmaps", "", "", false),
+                controllers("no ConfigMap get (the cache serves)", "get", "configmaps", "default", "kube-root-ca.crt",
+                        false),
+                controllers("no ConfigMap patch", "patch", "configmaps", "default", "kube-root-ca.crt", false),
+                controllers("no ConfigMap delete", "delete", "configmaps", "default", "kube-root-ca.crt", false),
+                // aggregation
+                controllers("aggregation: list ClusterRoles", "list", "clusterroles", "", "", true),
+                controllers("aggregation: watch ClusterRoles", "watch", "clusterroles", "", "", true),
+                controllers("aggregation: server-side apply", "patch", "clusterroles", "", "x", true),
+                controllers("aggregation: update on 415", "update", "clusterroles", "", "x", true),
+                controllers("aggregation: write rules it does not hold", "escalate", "clusterroles", "", "x", true),
+                controllers("no ClusterRole create", "create", "clusterroles", "", "", false),
+                controllers("no ClusterRole delete", "delete", "clusterroles", "", "x", false),
+                controllers("no bind", "bind", "clusterroles", "", "x", false),
+                // the webhook's reads are the webhook's
+                controllers("no pod get (the webhook's)", "get", "pods", "default", "x", false),
+                // leader election: one Lease in its own namespace
+                controllers("leader election: create the Lease", "create", "leases", NS, "", true),
+                controllers("leader election: renew the Lease", "update", "leases", NS, "satoken-controlplane", true),
+                controllers("no other Lease", "update", "leases", NS, "kube-scheduler", false),
+                controllers("no Lease elsewhere", "update", "leases", "kube-system", "satoken-controlplane", false));
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("webhookAccess")
-    void rbacGrantsTheWebhooksReads(Access access, KubeApiServer server) throws Exception {
+    @MethodSource("access")
+    void rbacGrantsEachIdentityExactlyWhatItsCodeCalls(Access access, KubeApiServer server) throws Exception {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
         Manifests.apply(server, DEPLOY.resolve("10-rbac.yaml"));
+        String namespace = access.user().split(":")[2];
+        String group = access.resource().equals("leases") ? "coordination.k8s.io"
+                : access.resource().equals("clusterroles") ? "rbac.authorization.k8s.io" : "";
+        String[] resource = access.resource().split("/");
         V1SubjectAccessReview review = new V1SubjectAccessReview().spec(new V1SubjectAccessReviewSpec()
-                .user(SERVICE_ACCOUNT)
-                .groups(List.of("system:serviceaccounts", "system:serviceaccounts:" + NS, "system:authenticated"))
-                .resourceAttributes(new V1ResourceAttributes().verb(access.verb()).resource(access.resource())
-                        .namespace(access.namespace())));
+                .user(access.user())
+                .groups(List.of("system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"))
+                .resourceAttributes(new V1ResourceAttributes().verb(access.verb()).group(group).resource(resource[0])
+                        .subresource(resource.length > 1 ? resource[1] : null).namespace(access.namespace())
+                        .name(access.name().isEmpty() ? null : access.name())));
 
         boolean allowed = new AuthorizationV1Api(server.adminClient()).createSubjectAccessReview(review).execute()
                 .getStatus().getAllowed();
 
-        assertThat(allowed).as(access.verb() + " " + access.resource()).isEqualTo(access.allowed());
+        assertThat(allowed).as("%s: %s %s %s", access, access.verb(), access.resource(), access.name())
+                .isEqualTo(access.allowed());
     }
 
-    static V1Deployment deployment() throws IOException {
-        return (V1Deployment) Yaml.loadAll(DEPLOY.resolve("30-deployment.yaml").toFile()).get(0);
+    /** Every Deployment in {@code deploy/}, in file order. */
+    static List<V1Deployment> deployments() throws IOException {
+        List<V1Deployment> found = new ArrayList<>();
+        try (Stream<Path> files = Files.list(DEPLOY)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
+                for (Object o : Yaml.loadAll(file.toFile())) {
+                    if (o instanceof V1Deployment d) {
+                        found.add(d);
+                    }
+                }
+            }
+        }
+        assertThat(found).extracting(d -> d.getMetadata().getName())
+                .containsExactly("satoken-controlplane", "satoken-webhook");
+        return found;
+    }
+
+    static V1Deployment controllersDeployment() throws IOException {
+        return deployments().get(0);
+    }
+
+    static V1Deployment webhookDeployment() throws IOException {
+        return deployments().get(1);
+    }
+
+    /** The value of {@code flag} in the Deployment's container args. */
+    static Optional<String> arg(V1Deployment deployment, String flag) {
+        return deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs().stream()
+                .filter(a -> a.startsWith(flag + "=")).map(a -> a.substring(flag.length() + 1)).findFirst();
     }
 
     /** NAMESPACE/NAME of the agent's ServiceAccount, from the agent's own manifests. */
@@ -326,8 +521,8 @@ class DeployManifestsIT {
                 .name(service.getMetadata().getName()).path(path).port(service.getSpec().getPorts().get(0).getPort());
     }
 
-    static V1LabelSelector skipsOwnNamespace() {
+    static V1LabelSelector skips(String namespace) {
         return new V1LabelSelector().addMatchExpressionsItem(new V1LabelSelectorRequirement()
-                .key("kubernetes.io/metadata.name").operator("NotIn").values(List.of(NS)));
+                .key("kubernetes.io/metadata.name").operator("NotIn").values(List.of(namespace)));
     }
 }
