@@ -1,19 +1,15 @@
 package io.satoken.e2e;
 
-import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1Deployment;
-import io.kubernetes.client.util.Yaml;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.controlplane.testing.DeployedManifests;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * The control plane as {@code controlplane/deploy} runs it, started as local processes: each Deployment's
@@ -27,8 +23,8 @@ final class DeployedControlplane {
     static final Path DEPLOY = E2E.repo().resolve("controlplane/deploy");
     private static final Pattern ANY_ADDRESS = Pattern.compile("0\\.0\\.0\\.0:\\d+");
 
-    /** One Deployment of {@code controlplane/deploy}: its file, name, ServiceAccount and container args. */
-    record Workload(Path file, String namespace, String name, String serviceAccount, List<String> args) {
+    /** One Deployment of {@code controlplane/deploy}: its namespace, name, ServiceAccount and container args. */
+    record Workload(String namespace, String name, String serviceAccount, List<String> args, V1Deployment deployment) {
         boolean servesWebhook() {
             return args.stream().anyMatch(a -> a.startsWith("--webhook-address"));
         }
@@ -55,19 +51,9 @@ final class DeployedControlplane {
 
     /** Every Deployment in {@code controlplane/deploy} (not its examples). */
     static List<Workload> workloads() throws IOException {
-        List<Workload> found = new ArrayList<>();
-        try (Stream<Path> files = Files.list(DEPLOY)) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
-                for (Object o : Yaml.loadAll(file.toFile())) {
-                    if (o instanceof V1Deployment d) {
-                        V1Container c = d.getSpec().getTemplate().getSpec().getContainers().get(0);
-                        found.add(new Workload(file, d.getMetadata().getNamespace(), d.getMetadata().getName(),
-                                d.getSpec().getTemplate().getSpec().getServiceAccountName(), List.copyOf(c.getArgs())));
-                    }
-                }
-            }
-        }
-        return found;
+        return DeployedManifests.deployments(DEPLOY).stream().map(d -> new Workload(d.getMetadata().getNamespace(),
+                d.getMetadata().getName(), d.getSpec().getTemplate().getSpec().getServiceAccountName(),
+                DeployedManifests.args(d), d)).toList();
     }
 
     /** The Deployment that serves the admission webhook. */
@@ -93,28 +79,13 @@ final class DeployedControlplane {
         server.writeKubeconfig(kubeconfig,
                 IssuedTokens.record(server.serviceAccountToken(workload.namespace(), workload.serviceAccount())));
         Map<String, String> addresses = new LinkedHashMap<>();
-        List<String> args = new ArrayList<>();
         for (String arg : workload.args()) {
             int eq = arg.indexOf('=');
-            if (eq < 0) {
-                args.add(arg);
-                continue;
+            if (eq > 0 && ANY_ADDRESS.matcher(arg.substring(eq + 1)).matches()) {
+                addresses.put(arg.substring(0, eq), "127.0.0.1:" + E2E.freePort());
             }
-            String flag = arg.substring(0, eq);
-            String value = arg.substring(eq + 1);
-            Matcher any = ANY_ADDRESS.matcher(value);
-            if (any.matches()) {
-                value = "127.0.0.1:" + E2E.freePort();
-                addresses.put(flag, value);
-            } else if (value.startsWith("/")) {
-                Path local = files.get(value);
-                if (local == null) {
-                    throw new IllegalStateException(workload.name() + ": no local file for " + arg);
-                }
-                value = local.toString();
-            }
-            args.add(flag + "=" + value);
         }
+        List<String> args = new ArrayList<>(DeployedManifests.localArgs(workload.deployment(), files, addresses));
         args.add("--kubeconfig=" + kubeconfig);
         if (workload.runsControllers() && args.stream().noneMatch(a -> a.startsWith("--root-ca-file"))) {
             args.add("--root-ca-file=" + rootCa);

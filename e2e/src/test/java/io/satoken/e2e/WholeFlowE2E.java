@@ -41,6 +41,7 @@ import io.kubernetes.client.util.Yaml;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.DeployedManifests;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -417,22 +418,8 @@ class WholeFlowE2E {
 
     /** The two configurations as deployed, with a loopback URL for the Service and our CA as caBundle. */
     static void registerWebhooks(KubeApiServer server, String base, byte[] caBundle) throws IOException, ApiException {
-        AdmissionregistrationV1Api api = new AdmissionregistrationV1Api(server.adminClient());
-        for (Object o : Yaml.loadAll(E2E.repo().resolve("controlplane/deploy/50-webhook-configurations.yaml").toFile())) {
-            if (o instanceof V1MutatingWebhookConfiguration m) {
-                m.getWebhooks().forEach(w -> w.clientConfig(url(w.getClientConfig(), base, caBundle)));
-                api.createMutatingWebhookConfiguration(m).execute();
-            } else if (o instanceof V1ValidatingWebhookConfiguration v) {
-                v.getWebhooks().forEach(w -> w.clientConfig(url(w.getClientConfig(), base, caBundle)));
-                api.createValidatingWebhookConfiguration(v).execute();
-            }
-        }
-    }
-
-    private static AdmissionregistrationV1WebhookClientConfig url(AdmissionregistrationV1WebhookClientConfig config,
-            String base, byte[] caBundle) {
-        String path = config.getService().getPath();
-        return new AdmissionregistrationV1WebhookClientConfig().url(base + path).caBundle(caBundle);
+        DeployedManifests.registerWebhooks(server.adminClient(), E2E.repo().resolve("controlplane/deploy"), base,
+                caBundle);
     }
 
     static V1Pod pod(String name, String node) {

@@ -1,6 +1,7 @@
 package io.satoken.controlplane.admission;
 
 import com.google.gson.JsonObject;
+import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
 
@@ -25,9 +26,9 @@ final class AgentTokenInjection {
 
     static final String VOLUME_NAME = "satoken-agent-tokens";
     /** The agent's CSI driver (agent/deploy's CSIDriver object). */
-    static final String DRIVER = "tokens.satoken.io";
+    static final String DRIVER = CsiVolumeAttributes.DRIVER;
     /** The volume attribute the agent reads the projections list from. */
-    static final String PROJECTIONS_ATTRIBUTE = "projections";
+    static final String PROJECTIONS_ATTRIBUTE = CsiVolumeAttributes.PROJECTIONS;
     static final String DEFAULT_MOUNT_PATH = "/var/run/secrets/satoken";
     static final String MOUNT_PATH_ANNOTATION = "satoken.io/mount-path";
 

@@ -1,31 +1,24 @@
 package io.satoken.controlplane.admission;
 
 import com.google.gson.JsonObject;
+import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
-import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.common.projection.ProjectionSpec;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The TokenRequests a pod's {@value AgentTokenInjection#DRIVER} volumes let the node agent make: each file's
  * audiences and lifetime, defaulted as the agent defaults them before it sends the request.
  *
- * <p>A volume asks for one file ({@code audience}, {@code expirationSeconds}, {@code path}) or for a
- * {@code projections} list in the {@value ProjectionAnnotation#NAME} format, parsed by common's
- * {@link ProjectionAnnotation}. The agent then requests {@code audiences: [audience]}, or none when the
- * audience is absent or empty (PV-3, PV-14), and {@code expirationSeconds} as given, 3600 when absent (PV-2).
- *
- * <p>A volume the agent would refuse to mount (a bad lifetime, a bad list, both forms at once) asks for
- * nothing here. Checks that do not change what is requested (the path, unknown attributes) are left to
- * the agent: this reading is never stricter than the agent's, so a volume it serves always gets its
- * tokens, and where it is looser it still allows only what the pod's own volume names.
+ * <p>The volume's files are read by {@link CsiVolumeAttributes}, exactly as the agent reads them to publish
+ * the volume. The agent then requests {@code audiences: [audience]}, or none when the audience is absent or
+ * empty (PV-3, PV-14), and {@code expirationSeconds} as given, 3600 when absent (PV-2). A volume the agent
+ * would refuse to publish asks for nothing.
  */
 final class CsiTokenRequests {
-
-    static final String AUDIENCE = "audience";
-    static final String EXPIRATION_SECONDS = "expirationSeconds";
-    static final String PATH = "path";
 
     /**
      * One request the agent may make for the pod.
@@ -67,40 +60,16 @@ final class CsiTokenRequests {
     }
 
     private static List<Shape> volume(JsonObject attributes, String path) throws InvalidReviewException {
-        String projections = Json.string(attributes, AgentTokenInjection.PROJECTIONS_ATTRIBUTE, path);
-        String audience = Json.string(attributes, AUDIENCE, path);
-        String expiration = Json.string(attributes, EXPIRATION_SECONDS, path);
-        if (projections != null) {
-            if (audience != null || expiration != null || Json.string(attributes, PATH, path) != null) {
-                return List.of(); // the agent refuses to mix the two forms
-            }
-            try {
-                return ProjectionAnnotation.parse(projections, path + "." + AgentTokenInjection.PROJECTIONS_ATTRIBUTE)
-                        .stream().map(Shape::of).toList();
-            } catch (InvalidProjectionException e) {
-                return List.of();
+        Map<String, String> values = new LinkedHashMap<>();
+        if (attributes != null) {
+            for (String key : attributes.keySet()) {
+                values.put(key, Json.string(attributes, key, path));
             }
         }
-        Long seconds = expirationSeconds(expiration);
-        if (seconds == null) {
-            return List.of();
-        }
-        // PV-8: any audience; an empty one is none, as in ProjectionSpec
-        return List.of(new Shape(audience == null || audience.isEmpty() ? null : List.of(audience), seconds));
-    }
-
-    /** PV-2, PV-4, PV-5 as the agent applies them to the attribute: 3600 when absent; null when refused. */
-    private static Long expirationSeconds(String value) {
-        if (value == null) {
-            return ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
-        }
-        long seconds;
         try {
-            seconds = Long.parseLong(value.trim());
-        } catch (NumberFormatException e) {
-            return null;
+            return CsiVolumeAttributes.files(values).stream().map(Shape::of).toList();
+        } catch (InvalidProjectionException e) {
+            return List.of(); // a volume the agent refuses to publish asks for nothing
         }
-        return seconds < ProjectionAnnotation.MIN_EXPIRATION_SECONDS
-                || seconds > ProjectionAnnotation.MAX_EXPIRATION_SECONDS ? null : seconds;
     }
 }

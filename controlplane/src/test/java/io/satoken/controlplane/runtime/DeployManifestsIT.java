@@ -44,6 +44,7 @@ import io.kubernetes.client.util.Yaml;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
 import io.satoken.common.testing.RequiresKubeApiServer;
+import io.satoken.controlplane.testing.DeployedManifests;
 import io.satoken.controlplane.admission.AdmissionWebhook;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;
 import io.satoken.controlplane.rootca.RootCaBundle;
@@ -475,16 +476,7 @@ class DeployManifestsIT {
 
     /** Every Deployment in {@code deploy/}, in file order. */
     static List<V1Deployment> deployments() throws IOException {
-        List<V1Deployment> found = new ArrayList<>();
-        try (Stream<Path> files = Files.list(DEPLOY)) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
-                for (Object o : Yaml.loadAll(file.toFile())) {
-                    if (o instanceof V1Deployment d) {
-                        found.add(d);
-                    }
-                }
-            }
-        }
+        List<V1Deployment> found = DeployedManifests.deployments(DEPLOY);
         assertThat(found).extracting(d -> d.getMetadata().getName())
                 .containsExactly("satoken-controlplane", "satoken-webhook");
         return found;

@@ -28,6 +28,7 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.DeployedManifests;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -316,17 +317,9 @@ class DeployedWebhookIT {
         server.writeKubeconfig(kubeconfig, token);
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", JAR.toString()));
-        for (String arg : deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs()) {
-            int eq = arg.indexOf('=');
-            String flag = eq < 0 ? arg : arg.substring(0, eq);
-            String value = eq < 0 ? null : arg.substring(eq + 1);
-            if (ports.containsKey(flag)) {
-                value = "127.0.0.1:" + ports.get(flag);
-            } else if (value != null && value.startsWith("/")) {
-                value = files.get(value).toString();
-            }
-            command.add(value == null ? flag : flag + "=" + value);
-        }
+        Map<String, String> addresses = new java.util.HashMap<>();
+        ports.forEach((flag, port) -> addresses.put(flag, "127.0.0.1:" + port));
+        command.addAll(DeployedManifests.localArgs(deployment, files, addresses));
         command.add("--kubeconfig=" + kubeconfig);
         webhookLog = work.resolve("webhook.log");
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(webhookLog.toFile()).start();
@@ -347,22 +340,7 @@ class DeployedWebhookIT {
 
     /** The two configurations as deployed, with a loopback URL for the Service and our CA as caBundle. */
     static void register(String base, byte[] caBundle) throws IOException, ApiException {
-        AdmissionregistrationV1Api api = new AdmissionregistrationV1Api(server.adminClient());
-        for (Object o : Yaml.loadAll(DEPLOY.resolve("50-webhook-configurations.yaml").toFile())) {
-            if (o instanceof V1MutatingWebhookConfiguration m) {
-                m.getWebhooks().forEach(w -> w.clientConfig(url(w.getClientConfig(), base, caBundle)));
-                api.createMutatingWebhookConfiguration(m).execute();
-            } else if (o instanceof V1ValidatingWebhookConfiguration v) {
-                v.getWebhooks().forEach(w -> w.clientConfig(url(w.getClientConfig(), base, caBundle)));
-                api.createValidatingWebhookConfiguration(v).execute();
-            }
-        }
-    }
-
-    private static AdmissionregistrationV1WebhookClientConfig url(AdmissionregistrationV1WebhookClientConfig config,
-            String base, byte[] caBundle) {
-        return new AdmissionregistrationV1WebhookClientConfig().url(base + config.getService().getPath())
-                .caBundle(caBundle);
+        DeployedManifests.registerWebhooks(server.adminClient(), DEPLOY, base, caBundle);
     }
 
     private static int freePort() throws IOException {

@@ -1,0 +1,115 @@
+package io.satoken.common.projection;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The files a {@value #DRIVER} CSI volume asks for, read from its {@code volumeAttributes}: the agent reads
+ * them to publish the volume, and the control plane's token webhook to know which TokenRequests the agent
+ * may make for the pod (NT-6). One reading, so the two never disagree.
+ *
+ * <p>A volume asks for one file ({@code audience}, {@code expirationSeconds}, {@code path}, each optional) or
+ * for several ({@code projections}, a list in the {@value ProjectionAnnotation#NAME} format); the two ways do
+ * not mix. Keys under {@value #KUBELET_PREFIX} are the kubelet's pod info and are not read here. Every
+ * error names the attribute and the rule, and all of them are reported together.
+ */
+public final class CsiVolumeAttributes {
+
+    /** The CSI driver's name. */
+    public static final String DRIVER = "tokens.satoken.io";
+    public static final String AUDIENCE = "audience";
+    public static final String EXPIRATION_SECONDS = "expirationSeconds";
+    public static final String PATH = "path";
+    public static final String PROJECTIONS = "projections";
+    public static final String DEFAULT_PATH = "token";
+    /** The prefix of the keys the kubelet adds (CSIDriver {@code podInfoOnMount: true}). */
+    public static final String KUBELET_PREFIX = "csi.storage.k8s.io/";
+    private static final Set<String> KEYS = Set.of(AUDIENCE, EXPIRATION_SECONDS, PATH, PROJECTIONS);
+
+    private CsiVolumeAttributes() {
+    }
+
+    /**
+     * The files {@code attributes} ask for.
+     *
+     * @throws InvalidProjectionException naming each bad attribute ({@code volumeAttributes.<key>})
+     */
+    public static List<ProjectionSpec> files(Map<String, String> attributes) throws InvalidProjectionException {
+        FieldErrors errors = new FieldErrors();
+        List<String> listErrors = new ArrayList<>();
+        List<ProjectionSpec> files = files(attributes, errors, listErrors);
+        throwIfAny(errors, listErrors);
+        return files;
+    }
+
+    /**
+     * As {@link #files(Map)}, adding its errors to {@code errors} (the attributes' own) and {@code listErrors}
+     * (a {@code projections} list's, already named), for a caller that checks more attributes.
+     */
+    public static List<ProjectionSpec> files(Map<String, String> attributes, FieldErrors errors,
+            List<String> listErrors) {
+        for (String key : new TreeSet<>(attributes.keySet())) {
+            if (!KEYS.contains(key) && !key.startsWith(KUBELET_PREFIX)) {
+                errors.add(field(key), "unknown attribute; the attributes are " + String.join(", ", new TreeSet<>(KEYS)));
+            }
+        }
+        if (attributes.containsKey(PROJECTIONS)) {
+            for (String single : List.of(AUDIENCE, EXPIRATION_SECONDS, PATH)) {
+                if (attributes.containsKey(single)) {
+                    errors.add(field(single), "may not be given with " + field(PROJECTIONS)
+                            + "; give it in the list's entries");
+                }
+            }
+            try {
+                return ProjectionAnnotation.parse(attributes.get(PROJECTIONS), field(PROJECTIONS));
+            } catch (InvalidProjectionException e) {
+                listErrors.addAll(e.errors());
+                return List.of();
+            }
+        }
+        String audience = attributes.get(AUDIENCE); // PV-8: any string; empty means the API server's own
+        long expirationSeconds = expirationSeconds(attributes.get(EXPIRATION_SECONDS), errors);
+        String path = TokenFilePaths.validateAndClean(attributes.getOrDefault(PATH, DEFAULT_PATH), field(PATH), errors);
+        if (path == null) {
+            return List.of();
+        }
+        return List.of(new ProjectionSpec(path, audience, expirationSeconds, null, null, null));
+    }
+
+    /** {@code volumeAttributes.<key>}, as errors name an attribute. */
+    public static String field(String key) {
+        return "volumeAttributes." + key;
+    }
+
+    /** Throws the errors gathered by {@link #files(Map, FieldErrors, List)}, if there are any. */
+    public static void throwIfAny(FieldErrors errors, List<String> listErrors) throws InvalidProjectionException {
+        if (!errors.isEmpty() || !listErrors.isEmpty()) {
+            List<String> all = new ArrayList<>(errors.list());
+            all.addAll(listErrors);
+            throw new InvalidProjectionException(all);
+        }
+    }
+
+    /** PV-2, PV-4, PV-5: 3600 when absent, 600 .. 2^32. */
+    private static long expirationSeconds(String value, FieldErrors errors) {
+        if (value == null) {
+            return ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
+        }
+        long seconds;
+        try {
+            seconds = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            errors.invalid(field(EXPIRATION_SECONDS), "must be a whole number of seconds", value);
+            return 0;
+        }
+        if (seconds < ProjectionAnnotation.MIN_EXPIRATION_SECONDS) {
+            errors.invalid(field(EXPIRATION_SECONDS), ProjectionAnnotation.PV4, value);
+        } else if (seconds > ProjectionAnnotation.MAX_EXPIRATION_SECONDS) {
+            errors.invalid(field(EXPIRATION_SECONDS), ProjectionAnnotation.PV5, value);
+        }
+        return seconds;
+    }
+}
