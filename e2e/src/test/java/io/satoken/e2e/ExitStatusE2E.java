@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,8 +37,38 @@ class ExitStatusE2E {
                     config.toString(), "--kubeconfig", kubeconfig.toString(), "--node-name", "node-a",
                     "--metrics-address", address), null, Map.of())) {
                 assertThat(agent.awaitExit(Duration.ofSeconds(60))).as("exit status; log:%n%s", agent.tail()).isEqualTo(1);
-                assertThat(agent.logText()).contains(String.valueOf(taken.getLocalPort()));
+                assertThat(agent.logText()).contains(String.valueOf(taken.getLocalPort()))
+                        // the start-up line: what runs and where, before the failed start
+                        .containsPattern("satoken-agent \\S+ \\(commit \\S+\\) starting; API server "
+                                + Pattern.quote(server.url()))
+                        .doesNotContain(server.adminToken());
             }
+        }
+    }
+
+    /** validate from the built launchers: 0 for good input, 2 with every error at once, the same flags as run. */
+    @Test
+    void validate_exits0ForAGoodConfig_and2WithEveryError(@TempDir Path tmp) throws Exception {
+        Path good = Files.writeString(tmp.resolve("good.yaml"), "mode: csi\n");
+        try (SatokenProcess agent = SatokenProcess.agent("validate-good", List.of("validate", "--config",
+                good.toString(), "--node-name", "node-a"), null, Map.of())) {
+            assertThat(agent.awaitExit(Duration.ofSeconds(60))).as("exit status; log:%n%s", agent.tail()).isZero();
+            assertThat(agent.logText()).contains("OK: " + good + ": mode csi");
+        }
+        Path bad = Files.writeString(tmp.resolve("bad.yaml"), "mode: static\nprojections:\n"
+                + "  - {namespace: ns, serviceAccount: sa, dir: relative, expirationSeconds: 60}\n");
+        try (SatokenProcess agent = SatokenProcess.agent("validate-bad", List.of("validate", "--config",
+                bad.toString(), "--qps", "0"), null, Map.of())) {
+            assertThat(agent.awaitExit(Duration.ofSeconds(60))).as("exit status; log:%n%s", agent.tail()).isEqualTo(2);
+            assertThat(agent.logText()).contains("--qps must be > 0", "projections[0].dir", "projections[0].expirationSeconds");
+        }
+        try (SatokenProcess controlplane = SatokenProcess.controlplane("validate-controlplane", List.of("validate",
+                "--controllers=serviceaccounts", "--leader-elect=false", "--leader-elect-lease-duration=1s",
+                "--tls-cert-file=" + tmp.resolve("absent.crt")), null, Map.of())) {
+            assertThat(controlplane.awaitExit(Duration.ofSeconds(60))).as("exit status; log:%n%s",
+                    controlplane.tail()).isEqualTo(2);
+            assertThat(controlplane.logText()).contains("lease duration > renew deadline", "need --webhook-address",
+                    "absent.crt: not found or not readable");
         }
     }
 
@@ -53,7 +84,10 @@ class ExitStatusE2E {
                     "--metrics-address=" + address), null, Map.of())) {
                 assertThat(controlplane.awaitExit(Duration.ofSeconds(60))).as("exit status; log:%n%s",
                         controlplane.tail()).isEqualTo(1);
-                assertThat(controlplane.logText()).contains(String.valueOf(taken.getLocalPort()));
+                assertThat(controlplane.logText()).contains(String.valueOf(taken.getLocalPort()))
+                        .containsPattern("satoken-controlplane \\S+ \\(commit \\S+\\) starting; API server "
+                                + Pattern.quote(server.url()))
+                        .doesNotContain(server.adminToken());
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.satoken.agent.cli;
 
+import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.ExitCodes;
 import java.io.PrintWriter;
 import picocli.CommandLine;
@@ -9,9 +10,9 @@ import picocli.CommandLine.Command;
 @Command(
         name = "satoken-agent",
         mixinStandardHelpOptions = true,
-        versionProvider = AgentCommand.Version.class,
+        versionProvider = BuildVersion.Provider.class,
         description = "Requests, caches, refreshes and atomically writes Kubernetes ServiceAccount tokens.",
-        subcommands = {RunCommand.class, DemoCommand.class, VerifyCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, DemoCommand.class, VerifyCommand.class})
 public final class AgentCommand implements Runnable {
 
     @CommandLine.Spec
@@ -19,7 +20,7 @@ public final class AgentCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run, demo, verify)");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run, validate, demo, verify)");
     }
 
     public static void main(String[] args) {
@@ -37,18 +38,5 @@ public final class AgentCommand implements Runnable {
     static int execute(CommandLine.IFactory factory, PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new AgentCommand(), factory);
         return ExitCodes.execute(cli, out, err, args);
-    }
-
-    /** The jar's Implementation-Version, or {@code dev} when run from classes. */
-    static String version() {
-        String v = AgentCommand.class.getPackage().getImplementationVersion();
-        return v == null ? "dev" : v;
-    }
-
-    static final class Version implements CommandLine.IVersionProvider {
-        @Override
-        public String[] getVersion() {
-            return new String[] {"satoken-agent " + version()};
-        }
     }
 }

@@ -13,6 +13,7 @@ import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
+import io.satoken.common.cli.LogOptions;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -60,6 +61,9 @@ final class DemoCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    @CommandLine.Mixin
+    LogOptions logs;
+
     @Option(names = "--dir", defaultValue = "satoken-demo", paramLabel = "DIR",
             description = "Where to write (default: ${DEFAULT-VALUE}).")
     Path dir;
@@ -79,6 +83,7 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        logs.apply();
         validate();
         PrintWriter out = spec.commandLine().getOut();
         InstantSource clock = InstantSource.system();

@@ -1,7 +1,11 @@
 package io.satoken.agent.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
+import io.satoken.common.cli.LogOptions;
+import io.satoken.common.cli.StartupLine;
+import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.agent.kube.RateLimiter;
@@ -15,25 +19,35 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
  * {@code satoken-agent run}: the agent on a real cluster, in CSI mode (DaemonSet), static mode (systemd)
- * or both, as the config file says. Runs until SIGTERM/SIGINT; exits 2 on a bad flag or config.
+ * or both, as the config file says. Runs until SIGTERM/SIGINT; exits 2 on a bad flag or config, with every
+ * error found ({@link #check()}). {@link ValidateCommand} only checks.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Runs the agent against a cluster: CSI mode, static mode or both (see --config).",
                 "Serves /healthz, /readyz and /metrics on --metrics-address."})
-final class RunCommand implements Callable<Integer> {
+class RunCommand implements Callable<Integer> {
 
     static final Path IN_CLUSTER_TOKEN = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token");
 
+    private static final Logger startLog = LoggerFactory.getLogger(RunCommand.class);
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    @CommandLine.Mixin
+    LogOptions logs;
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "The agent's YAML config.")
     Path config;
@@ -58,26 +72,13 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        InetSocketAddress address = address();
-        if (!(qps > 0) || burst < 1) {
-            throw usage("--qps must be > 0 and --burst >= 1, got qps=" + qps + " burst=" + burst);
-        }
-        byte[] bytes;
-        AgentConfig parsed;
-        try {
-            bytes = Files.readAllBytes(config);
-            parsed = AgentConfigParser.parse(new String(bytes, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw usage("--config " + config + ": cannot read: " + e.getMessage());
-        } catch (InvalidConfigException e) {
-            throw usage("--config " + config + ": " + e.getMessage());
-        }
-        if (parsed.mode().csi() && (nodeName == null || nodeName.isBlank())) {
-            throw usage("CSI mode needs this node's name: pass --node-name or set NODE_NAME");
-        }
+        logs.apply();
+        Checked checked = check();
         ApiClient client = KubeClients.fromFlags(kubeconfig);
-        AgentRuntime.Settings settings = new AgentRuntime.Settings(parsed, config, bytes, nodeName, address,
-                AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN), AgentCommand.version());
+        startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
+        AgentRuntime.Settings settings = new AgentRuntime.Settings(checked.config(), config, checked.configBytes(),
+                nodeName, checked.metricsAddress(), AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN),
+                BuildVersion.current().version());
         RateLimiter limiter = new RateLimiter(qps, burst, RateLimiter.DEFAULT_MAX_WAIT);
         AgentRuntime agent = new AgentRuntime(settings, new TokenRequestSource(client, limiter), client);
 
@@ -98,15 +99,48 @@ final class RunCommand implements Callable<Integer> {
         return 0;
     }
 
-    private InetSocketAddress address() {
-        try {
-            return HealthServer.parseAddress("--metrics-address", metricsAddress);
-        } catch (IllegalArgumentException e) {
-            throw usage(e.getMessage());
-        }
+    /** What {@code run} starts with: the flags checked and the config parsed. */
+    record Checked(AgentConfig config, byte[] configBytes, InetSocketAddress metricsAddress) {
     }
 
-    private CommandLine.ParameterException usage(String message) {
-        return new CommandLine.ParameterException(spec.commandLine(), message);
+    /**
+     * Checks every flag, reads and parses the config with {@link AgentConfigParser} and, when given, the
+     * {@code --kubeconfig} file's syntax, without contacting a cluster.
+     *
+     * @throws UsageErrors with every error found, each naming its flag, or the config's field and rule
+     */
+    Checked check() {
+        List<String> errors = new ArrayList<>();
+        InetSocketAddress address = null;
+        try {
+            address = HealthServer.parseAddress("--metrics-address", metricsAddress);
+        } catch (IllegalArgumentException e) {
+            errors.add(e.getMessage());
+        }
+        if (!(qps > 0) || burst < 1) {
+            errors.add("--qps must be > 0 and --burst >= 1, got qps=" + qps + " burst=" + burst);
+        }
+        byte[] bytes = null;
+        AgentConfig parsed = null;
+        try {
+            bytes = Files.readAllBytes(config);
+            parsed = AgentConfigParser.parse(new String(bytes, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            errors.add("--config " + config + ": cannot read: " + e.getMessage());
+        } catch (InvalidConfigException e) {
+            e.errors().forEach(error -> errors.add("--config " + config + ": " + error));
+        }
+        if (parsed != null && parsed.mode().csi() && (nodeName == null || nodeName.isBlank())) {
+            errors.add("CSI mode needs this node's name: pass --node-name or set NODE_NAME");
+        }
+        if (kubeconfig != null) {
+            try {
+                KubeClients.check(kubeconfig);
+            } catch (IOException e) {
+                errors.add(e.getMessage());
+            }
+        }
+        UsageErrors.throwIfAny(spec.commandLine(), errors);
+        return new Checked(parsed, bytes, address);
     }
 }

@@ -184,7 +184,7 @@ public final class RefreshScheduler implements AutoCloseable {
             cached = force ? cache.refresh(key) : cache.get(key);
         } catch (TokenSourceException e) {
             listener.fetchFailed(key, holders(key, generation), e, false);
-            retryLater(key, generation, e.getMessage(), e.retryAfter(), e.permanent());
+            retryLater(key, generation, e.getMessage(), e, e.retryAfter(), e.permanent());
             return;
         }
         List<DirState> holders;
@@ -197,20 +197,24 @@ public final class RefreshScheduler implements AutoCloseable {
             holders = state.dirs.stream().map(dirs::get).toList();
         }
         List<String> writeErrors = new ArrayList<>();
+        Exception writeError = null;
         for (DirState dir : holders) {
             try {
                 write(dir);
             } catch (IOException | RuntimeException e) {
                 writeErrors.add(dir.dir.name() + ": " + e.getMessage());
+                writeError = writeError == null ? e : writeError;
                 listener.writeFailed(dir.dir, e);
             }
         }
         TokenSourceException refreshError = cached.refreshError();
         if (refreshError != null) {
             listener.fetchFailed(key, holders.stream().map(d -> d.dir).toList(), refreshError, true);
-            retryLater(key, generation, refreshError.getMessage(), refreshError.retryAfter(), refreshError.permanent());
+            retryLater(key, generation, refreshError.getMessage() + "; serving the cached token, valid until "
+                    + cached.token().expiresAt(), refreshError, refreshError.retryAfter(), refreshError.permanent());
         } else if (!writeErrors.isEmpty()) {
-            retryLater(key, generation, "writing token " + key + " failed: " + writeErrors, Optional.empty(), false);
+            retryLater(key, generation, "writing token " + key + " failed: " + writeErrors, writeError, Optional.empty(),
+                    false);
         } else {
             synchronized (this) {
                 KeyState state = keys.get(key);
@@ -232,18 +236,19 @@ public final class RefreshScheduler implements AutoCloseable {
     }
 
     /**
-     * Schedules the next attempt after a failure. A permanent refusal (403, 404, 422) waits the backoff
-     * cap at once: asking again sooner would get the same answer.
+     * Schedules the next attempt after a failure, and says so in one log line: {@code why} gives the reason,
+     * {@code cause} the stack trace at debug. A permanent refusal (403, 404, 422) waits the backoff cap at
+     * once: asking again sooner would get the same answer.
      */
-    private synchronized void retryLater(TokenKey key, long generation, String why, Optional<Duration> retryAfter,
-            boolean permanent) {
+    private synchronized void retryLater(TokenKey key, long generation, String why, Exception cause,
+            Optional<Duration> retryAfter, boolean permanent) {
         KeyState state = keys.get(key);
         if (state == null || state.generation != generation) {
             return;
         }
         state.failures++;
         Duration delay = backoff.delay(permanent ? Integer.MAX_VALUE : state.failures, retryAfter);
-        log.warn("{} (attempt {}); retrying in {}", why, state.failures, readable(delay));
+        log.warn("{} (attempt {}); retrying in {}", why, state.failures, readable(delay), cause);
         // A retry is not forced: if a valid token is cached and only the write failed, no new token is minted.
         scheduleAttempt(key, clock.instant().plus(delay), false);
     }

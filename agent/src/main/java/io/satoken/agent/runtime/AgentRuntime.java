@@ -96,6 +96,11 @@ public final class AgentRuntime implements AutoCloseable {
         metrics.watch(cache, scheduler);
         List<HealthServer.Check> readiness = new ArrayList<>();
         if (settings.config().mode().csi()) {
+            // registered now, so every CSI series is on /metrics (at 0) from the first scrape
+            metrics.watchVolumes(() -> {
+                CsiVolumes v = volumes;
+                return v == null ? 0 : v.size();
+            });
             readiness.add(new HealthServer.Check("csi-registered", () -> csi != null && csi.registered()));
         }
         if (settings.config().mode().statics()) {
@@ -120,7 +125,6 @@ public final class AgentRuntime implements AutoCloseable {
             volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), podReader(apiClient), scheduler,
                     adoption, events);
             int resumed = volumes.resume();
-            metrics.watchVolumes(volumes::size);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
                     metrics::csiPublish, apiClient);
             csi.start();

@@ -159,7 +159,8 @@ public final class TokenCache {
             if (stale != null && !stale.token().isExpired(failedAt)) {
                 // TM-5: keep serving the valid token; the caller sees refreshError and retries later.
                 TokenSourceException error = failure("refresh of token " + key + " failed", e);
-                log.warn("{}; serving the cached token, valid until {}", error.getMessage(), stale.token().expiresAt());
+                // the refresh scheduler logs the failure, once per attempt, with its retry
+                log.debug("{}; serving the cached token, valid until {}", error.getMessage(), stale.token().expiresAt());
                 CachedToken kept = stale.withRefreshError(error);
                 mine.complete(kept);
                 return kept;

@@ -447,7 +447,8 @@ public final class PodBurstLoad {
                 + "%d mounts under the kubelet dir", kubelet.retried.get(), kubelet.capabilityCalls.get(),
                 kubelet.connections.get(), kubelet.maxInFlight.get(), b.filesMissing.get(), mounts);
         say("agent's satoken_csi_publish_seconds: %s",
-                after.values().entrySet().stream().filter(e -> e.getKey().startsWith("satoken_csi_publish_seconds_"))
+                after.values().entrySet().stream().filter(e -> e.getKey().startsWith("satoken_csi_publish_seconds_")
+                                && !e.getKey().startsWith("satoken_csi_publish_seconds_bucket"))
                         .map(e -> e.getKey().replace("satoken_csi_publish_seconds_", "") + "=" + fmt3(e.getValue()))
                         .collect(Collectors.joining(", ")));
         say("TokenRequests by the agent: %.0f (success %.0f, retryable %.0f, refused %.0f) = %.2f per pod; distinct "
@@ -549,7 +550,8 @@ public final class PodBurstLoad {
             for (String level : List.of(" WARN ", " ERROR ")) {
                 if (line.contains(level)) {
                     String next = i + 1 < lines.size() ? lines.get(i + 1) : "";
-                    boolean exception = !next.startsWith("[") && !next.startsWith("\t") && !next.isBlank();
+                    // a log line starts with its time; the line after it is an exception's only at --log-level debug
+                    boolean exception = !next.isBlank() && !Character.isDigit(next.charAt(0)) && !next.startsWith("\t");
                     found.computeIfAbsent(level.strip(), l -> new ArrayList<>()).add(line + (exception ? " | " + next : ""));
                 }
             }

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code satoken-agent run} refuses to start, with exit 2 and one clear line, on bad flags or config. */
+/** {@code satoken-agent run} refuses to start, with exit 2 and one clear line per error, on bad flags or config. */
 class RunCommandTest {
 
     @TempDir
@@ -29,9 +29,23 @@ class RunCommandTest {
                 """);
         Result r = run("run", "--config", config.toString());
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).startsWith("satoken-agent run: --config " + config + ": ")
-                .contains("projections[0].expirationSeconds", "projections[0].dir");
-        assertThat(r.err().lines()).hasSize(1);
+        // every error at once, one per line
+        assertThat(r.err().lines()).satisfiesExactly(
+                line -> assertThat(line).startsWith("satoken-agent run: --config " + config + ": "
+                        + "projections[0].expirationSeconds: "),
+                line -> assertThat(line).startsWith("satoken-agent run: --config " + config + ": projections[0].dir: "));
+    }
+
+    @Test
+    void flagAndConfigErrors_allReportedAtOnce() throws Exception {
+        Path config = Files.writeString(dir.resolve("agent.yaml"), "mode: csi\nkubeletDir: relative\n");
+        Result r = run("run", "--config", config.toString(), "--node-name", "", "--metrics-address", "9810",
+                "--qps", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().lines()).containsExactly(
+                "satoken-agent run: --metrics-address: expected HOST:PORT, got \"9810\"",
+                "satoken-agent run: --qps must be > 0 and --burst >= 1, got qps=0.0 burst=40",
+                "satoken-agent run: --config " + config + ": kubeletDir: must be an absolute path, got \"relative\"");
     }
 
     @Test
@@ -58,7 +72,7 @@ class RunCommandTest {
         assertThat(r.err()).startsWith("satoken-agent run: --config " + config + ": ")
                 .contains("mode: \"pods\" (hostPath delivery) was removed: use \"csi\"", "tokens.satoken.io",
                         "rootDir: no longer exists");
-        assertThat(r.err().lines()).hasSize(1);
+        assertThat(r.err().lines()).hasSize(2).allMatch(line -> line.startsWith("satoken-agent run: --config "));
     }
 
     @Test

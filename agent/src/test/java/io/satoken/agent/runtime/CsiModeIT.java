@@ -195,7 +195,10 @@ class CsiModeIT {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> agent.metrics().registry().scrape()
                 .contains("satoken_projections{state=\"ready\"} 1.0"));
-        assertThat(agent.metrics().registry().scrape()).doesNotContain("satoken_token_requests_total");
+        // every result is served from the start, at 0
+        assertThat(agent.metrics().registry().scrape()).contains("satoken_token_requests_total{result=\"success\"} 0.0",
+                "satoken_token_requests_total{result=\"retryable\"} 0.0",
+                "satoken_token_requests_total{result=\"refused\"} 0.0");
         assertThat(Files.readString(target.resolve("token"))).isEqualTo(before);
         // the kubelet does not publish again; it unpublishes when the pod goes
         csi.call(CsiMethods.NODE_UNPUBLISH_VOLUME, CsiClient.unpublishRequest("csi-steady", target));

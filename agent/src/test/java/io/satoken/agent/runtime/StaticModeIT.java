@@ -90,7 +90,11 @@ class StaticModeIT {
         // the API server's JWKS (read with the agent's own RBAC) verifies it: adopted, no TokenRequest
         try (AgentRuntime restarted = start(server, yaml, configFile)) {
             await().atMost(WAIT).until(() -> readyz(restarted) == 200);
-            assertThat(restarted.metrics().registry().scrape()).doesNotContain("satoken_token_requests_total");
+            // every result is served from the start, at 0
+            assertThat(restarted.metrics().registry().scrape()).contains(
+                    "satoken_token_requests_total{result=\"success\"} 0.0",
+                    "satoken_token_requests_total{result=\"retryable\"} 0.0",
+                    "satoken_token_requests_total{result=\"refused\"} 0.0");
             assertThat(Files.readString(token)).isEqualTo(genuine);
         }
 

@@ -4,9 +4,10 @@ import java.io.PrintWriter;
 import picocli.CommandLine;
 
 /**
- * How every satoken command line reports failure: one line on stderr naming the command and the problem,
- * and exit 0 success, 1 the command failed, 2 bad usage (a bad flag, or a config, key or CA file found bad
- * only when the command ran). No usage dump; {@code --help} has it.
+ * How every satoken command line reports failure: one line on stderr per problem, naming the command (a
+ * command that checks everything before it starts reports all it found, see {@link UsageErrors}), and exit 0
+ * success, 1 the command failed, 2 bad usage (a bad flag, or a config, key or CA file found bad only when the
+ * command ran). No usage dump; {@code --help} has it.
  */
 public final class ExitCodes {
 
@@ -25,8 +26,13 @@ public final class ExitCodes {
         return cli.execute(args);
     }
 
+    /** picocli's handler of bad usage, also of a ParameterException a command throws (as UsageErrors). */
     private static int usageError(CommandLine.ParameterException e, String[] args) {
         CommandLine cmd = e.getCommandLine();
+        if (e instanceof UsageErrors all) { // its lines are complete; --help would not fix a bad file
+            all.errors().forEach(error -> cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + error));
+            return CommandLine.ExitCode.USAGE;
+        }
         cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + e.getMessage()
                 + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
         return CommandLine.ExitCode.USAGE;

@@ -112,6 +112,41 @@ public final class KubeClients {
      * when the YAML parser knows them, and what is wrong in general terms.
      */
     static ApiClient fromKubeconfig(Path file) throws IOException {
+        KubeConfig config = load(file);
+        config.setFile(file.toAbsolutePath().toFile());
+        ApiClient client;
+        try {
+            client = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
+        } catch (IOException | RuntimeException e) {
+            throw invalid(file, "its current context cannot be used (a server URL, certificate, key or credential"
+                    + " in it is missing or malformed: " + e.getClass().getSimpleName() + ")");
+        }
+        client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+        return client;
+    }
+
+    /**
+     * Checks a {@code --kubeconfig} file without using it: it must parse as a kubeconfig and its current
+     * context must name a server. Neither connects nor runs a credential plugin, so a command that validates
+     * its flags can call it anywhere; the errors are those of {@link #fromKubeconfig}, without the content.
+     */
+    public static void check(Path file) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IOException("--kubeconfig " + file + ": no such file");
+        }
+        KubeConfig config = load(file);
+        String server;
+        try {
+            server = config.getServer();
+        } catch (RuntimeException e) {
+            throw invalid(file, "its current context cannot be read (" + e.getClass().getSimpleName() + ")");
+        }
+        if (server == null || server.isBlank()) {
+            throw invalid(file, "its current context names no cluster with a server URL");
+        }
+    }
+
+    private static KubeConfig load(Path file) throws IOException {
         KubeConfig config;
         try (Reader reader = Files.newBufferedReader(file)) {
             config = KubeConfig.loadKubeConfig(reader);
@@ -124,16 +159,10 @@ public final class KubeClients {
         } catch (IOException e) {
             throw new IOException("kubeconfig " + file + ": cannot be read (" + e.getClass().getSimpleName() + ")");
         }
-        config.setFile(file.toAbsolutePath().toFile());
-        ApiClient client;
-        try {
-            client = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
-        } catch (IOException | RuntimeException e) {
-            throw invalid(file, "its current context cannot be used (a server URL, certificate, key or credential"
-                    + " in it is missing or malformed: " + e.getClass().getSimpleName() + ")");
+        if (config == null) { // an empty file
+            throw invalid(file, "empty");
         }
-        client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
-        return client;
+        return config;
     }
 
     private static IOException invalid(Path file, String what) {

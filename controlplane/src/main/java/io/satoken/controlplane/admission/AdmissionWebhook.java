@@ -59,9 +59,8 @@ public final class AdmissionWebhook implements AutoCloseable {
         public Settings {
             webhooks = Set.copyOf(webhooks);
             apiAudiences = apiAudiences == null ? null : List.copyOf(apiAudiences);
-            if (apiAudiences != null && (apiAudiences.isEmpty() || apiAudiences.stream().anyMatch(String::isBlank))) {
-                throw new IllegalArgumentException("--api-audiences: expected a comma-separated list of audiences, got "
-                        + apiAudiences);
+            if (apiAudiences != null) {
+                checkApiAudiences(apiAudiences);
             }
             checkSelection(webhooks, agentServiceAccount);
         }
@@ -130,6 +129,20 @@ public final class AdmissionWebhook implements AutoCloseable {
      */
     public static void checkAgentServiceAccount(String value) {
         NodeTokenRestriction.AgentAccount.parse("--agent-service-account", value);
+    }
+
+    /**
+     * Checks {@code --api-audiences}: a non-empty list without blank entries.
+     *
+     * @return the list
+     * @throws IllegalArgumentException naming the flag
+     */
+    public static List<String> checkApiAudiences(List<String> apiAudiences) {
+        if (apiAudiences.isEmpty() || apiAudiences.stream().anyMatch(String::isBlank)) {
+            throw new IllegalArgumentException("--api-audiences: expected a comma-separated list of audiences, got "
+                    + apiAudiences);
+        }
+        return apiAudiences;
     }
 
     /**

@@ -111,6 +111,7 @@ public final class WebhookServer implements AutoCloseable {
         this.routes = Map.copyOf(routes);
         this.limits = limits;
         this.metrics = metrics;
+        metrics.expect(this.routes.keySet());
         this.budget = new BodyBudget(limits.bodyBudgetBytes());
     }
 

@@ -1,5 +1,6 @@
 package io.satoken.controlplane.cli;
 
+import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.ExitCodes;
 import java.io.PrintWriter;
 import picocli.CommandLine;
@@ -9,10 +10,10 @@ import picocli.CommandLine.Command;
 @Command(
         name = "satoken-controlplane",
         mixinStandardHelpOptions = true,
-        versionProvider = ControlplaneCommand.Version.class,
+        versionProvider = BuildVersion.Provider.class,
         description = "Runs the ServiceAccount controllers (legacy tokens, default ServiceAccounts, kube-root-ca.crt,"
                 + " ClusterRole aggregation) with leader election.",
-        subcommands = {RunCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class})
 public final class ControlplaneCommand implements Runnable {
 
     @CommandLine.Spec
@@ -20,7 +21,7 @@ public final class ControlplaneCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run)");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run, validate)");
     }
 
     public static void main(String[] args) {
@@ -31,13 +32,5 @@ public final class ControlplaneCommand implements Runnable {
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new ControlplaneCommand());
         return ExitCodes.execute(cli, out, err, args);
-    }
-
-    static final class Version implements CommandLine.IVersionProvider {
-        @Override
-        public String[] getVersion() {
-            String v = ControlplaneCommand.class.getPackage().getImplementationVersion();
-            return new String[] {"satoken-controlplane " + (v == null ? "dev" : v)};
-        }
     }
 }

@@ -1,7 +1,11 @@
 package io.satoken.controlplane.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
+import io.satoken.common.cli.LogOptions;
+import io.satoken.common.cli.StartupLine;
+import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.controlplane.admission.AdmissionWebhook;
@@ -16,32 +20,47 @@ import io.satoken.controlplane.rootca.RootCaPublisher;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
 import io.satoken.controlplane.tokens.TokensController;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code satoken-controlplane run}: runs the selected controllers until stopped or leadership is lost. */
+/**
+ * {@code satoken-controlplane run}: runs the selected controllers until stopped or leadership is lost. Before
+ * it touches the cluster it checks every flag, those of disabled parts too, and reads every key, certificate
+ * and CA file given ({@link #check()}); all the errors found are reported at once. {@link ValidateCommand}
+ * does only that.
+ */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Run the controllers and the admission webhook against the cluster.",
                 "Exit codes: 0 stopped by a signal, 1 lost leadership or failed, 2 bad flags, key, CA or "
                         + "certificate file."})
-final class RunCommand implements Callable<Integer> {
+class RunCommand implements Callable<Integer> {
 
     /** Where a pod finds the cluster's CA when {@code --root-ca-file} is not given. */
     static final Path IN_CLUSTER_CA = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
 
+    private static final Logger startLog = LoggerFactory.getLogger(RunCommand.class);
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    @CommandLine.Mixin
+    LogOptions logs;
 
     @Option(names = "--kubeconfig", paramLabel = "FILE",
             description = "Kubeconfig to use; default: in-cluster, then $KUBECONFIG, then ~/.kube/config.")
@@ -148,59 +167,19 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Set<String> selected;
-        InetSocketAddress address;
-        try {
-            selected = ControllerSelection.parse(controllers);
-            address = HealthServer.parseAddress("--metrics-address", metricsAddress);
-        } catch (IllegalArgumentException e) {
-            throw usage(e.getMessage());
-        }
-        if (concurrentSyncs < 1) {
-            throw usage("--concurrent-syncs must be at least 1, got " + concurrentSyncs);
-        }
-        if (!(leaseDuration.compareTo(renewDeadline) > 0 && renewDeadline.compareTo(retryPeriod) > 0)) {
-            throw usage("leader election needs lease duration > renew deadline > retry period, got "
-                    + leaseDuration + " > " + renewDeadline + " > " + retryPeriod);
-        }
-        LegacyTokenGenerator signer = null;
-        if (selected.contains(TokensController.NAME)) {
-            if (privateKeyFile == null) {
-                throw usage("the tokens controller needs --service-account-private-key-file"
-                        + " (or leave it out: --controllers=*,-tokens)");
-            }
-            try {
-                signer = ServiceAccountSigner.load(privateKeyFile);
-            } catch (KeyFileException e) {
-                throw usage(e.getMessage());
-            }
-        }
-        byte[] rootCa = new byte[0];
-        Path caFile = rootCaFile != null ? rootCaFile : Files.isRegularFile(IN_CLUSTER_CA) ? IN_CLUSTER_CA : null;
-        if (caFile != null) {
-            try {
-                rootCa = RootCaBundle.load(caFile);
-            } catch (IllegalArgumentException e) {
-                throw usage(e.getMessage());
-            }
-        } else if (selected.contains(RootCaPublisher.NAME)) {
-            throw usage("the root-ca controller needs --root-ca-file (or leave it out: --controllers=*,-root-ca)");
-        }
-
-        AdmissionWebhook.Settings webhook = webhookSettings();
-        if (selected.isEmpty() && webhook == null) {
-            throw usage("--controllers selects no controller and --webhook-address is not given: nothing to run");
-        }
-
+        logs.apply();
+        Checked checked = check();
         ApiClient client = KubeClients.fromFlags(kubeconfig);
+        startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
         ApiClient watchClient = KubeClients.fromFlags(kubeconfig);
         watchClient.setReadTimeout(0); // a watch is one long request
         ControlplaneRuntime.LeaderElection election = leaderElect
                 ? new ControlplaneRuntime.LeaderElection(leaderElectNamespace, leaderElectName, identity(),
                         leaseDuration, renewDeadline, retryPeriod)
                 : null;
-        ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(selected, signer, rootCa,
-                legacyTokenAutoCreate, concurrentSyncs, address, election, webhook), client, watchClient);
+        ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(checked.controllers(),
+                checked.signer(), checked.rootCa(), legacyTokenAutoCreate, concurrentSyncs, checked.metricsAddress(),
+                election, checked.webhook()), client, watchClient);
         Thread onSigterm = CleanExit.onSigterm(runtime::close);
         int status;
         try {
@@ -218,37 +197,134 @@ final class RunCommand implements Callable<Integer> {
         return status;
     }
 
-    /** The webhook's settings, or null when {@code --webhook-address} is not given. */
-    private AdmissionWebhook.Settings webhookSettings() {
-        if (webhookAddress == null && clientCaFile != null) {
-            throw usage("--client-ca-file needs --webhook-address");
+    /** What {@code run} starts with: every flag checked, every file read; {@code webhook} null when it is off. */
+    record Checked(Set<String> controllers, InetSocketAddress metricsAddress, LegacyTokenGenerator signer,
+            byte[] rootCa, AdmissionWebhook.Settings webhook) {
+    }
+
+    /**
+     * Checks every flag, the flags of disabled parts too, and reads every key, certificate, CA and kubeconfig file
+     * given, without contacting a cluster.
+     *
+     * @throws UsageErrors with every error found, each naming its flag
+     */
+    Checked check() {
+        List<String> errors = new ArrayList<>();
+        Set<String> selected = attempt(errors, () -> ControllerSelection.parse(controllers));
+        InetSocketAddress address = attempt(errors,
+                () -> HealthServer.parseAddress("--metrics-address", metricsAddress));
+        if (concurrentSyncs < 1) {
+            errors.add("--concurrent-syncs must be at least 1, got " + concurrentSyncs);
         }
-        if (webhookAddress == null) {
-            if (tlsCertFile != null || tlsKeyFile != null || agentServiceAccount != null) {
-                throw usage("--tls-cert-file, --tls-private-key-file and --agent-service-account need --webhook-address");
+        // checked with --no-leader-elect too: a later --leader-elect must not find them broken
+        if (!(leaseDuration.compareTo(renewDeadline) > 0 && renewDeadline.compareTo(retryPeriod) > 0)) {
+            errors.add("leader election needs lease duration > renew deadline > retry period, got "
+                    + leaseDuration + " > " + renewDeadline + " > " + retryPeriod);
+        }
+        boolean tokens = selected != null && selected.contains(TokensController.NAME);
+        if (tokens && privateKeyFile == null) {
+            errors.add("the tokens controller needs --service-account-private-key-file"
+                    + " (or leave it out: --controllers=*,-tokens)");
+        }
+        LegacyTokenGenerator signer = null;
+        if (privateKeyFile != null) { // read even when the tokens controller is off
+            try {
+                signer = ServiceAccountSigner.load(privateKeyFile);
+            } catch (KeyFileException e) {
+                errors.add(e.getMessage());
             }
-            return null;
         }
-        if (tlsCertFile == null || tlsKeyFile == null) {
-            throw usage("--webhook-address needs --tls-cert-file and --tls-private-key-file (the webhook serves HTTPS only)");
+        Path caFile = rootCaFile != null ? rootCaFile : Files.isRegularFile(IN_CLUSTER_CA) ? IN_CLUSTER_CA : null;
+        byte[] rootCa = caFile == null ? new byte[0] : attempt(errors, () -> RootCaBundle.load(caFile));
+        if (caFile == null && selected != null && selected.contains(RootCaPublisher.NAME)) {
+            errors.add("the root-ca controller needs --root-ca-file (or leave it out: --controllers=*,-root-ca)");
+        }
+        AdmissionWebhook.Settings webhook = webhookSettings(errors);
+        if (selected != null && selected.isEmpty() && webhookAddress == null) {
+            errors.add("--controllers selects no controller and --webhook-address is not given: nothing to run");
+        }
+        if (kubeconfig != null) {
+            try {
+                KubeClients.check(kubeconfig);
+            } catch (IOException e) {
+                errors.add(e.getMessage());
+            }
+        }
+        UsageErrors.throwIfAny(spec.commandLine(), errors);
+        return new Checked(selected, address, tokens ? signer : null, rootCa, webhook);
+    }
+
+    /**
+     * The webhook's settings, or null when {@code --webhook-address} is not given; its flags are checked and
+     * its files read either way.
+     */
+    private AdmissionWebhook.Settings webhookSettings(List<String> errors) {
+        boolean on = webhookAddress != null;
+        if (!on && clientCaFile != null) {
+            errors.add("--client-ca-file needs --webhook-address");
+        }
+        if (!on && (tlsCertFile != null || tlsKeyFile != null || agentServiceAccount != null)) {
+            errors.add("--tls-cert-file, --tls-private-key-file and --agent-service-account need --webhook-address");
+        }
+        if (on && (tlsCertFile == null || tlsKeyFile == null)) {
+            errors.add("--webhook-address needs --tls-cert-file and --tls-private-key-file (the webhook serves HTTPS only)");
         }
         ServiceAccountAdmission.TokenVolume volume = switch (admissionTokenVolume) {
             case "projected" -> ServiceAccountAdmission.TokenVolume.PROJECTED;
             case "secret" -> ServiceAccountAdmission.TokenVolume.SECRET;
-            default -> throw usage("--admission-token-volume: expected projected or secret, got \""
-                    + admissionTokenVolume + "\"");
-        };
-        try {
-            InetSocketAddress address = HealthServer.parseAddress("--webhook-address", webhookAddress);
-            if (agentServiceAccount != null) {
-                AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
+            default -> {
+                errors.add("--admission-token-volume: expected projected or secret, got \"" + admissionTokenVolume + "\"");
+                yield null;
             }
-            Set<String> served = AdmissionWebhook.parseWebhooks(webhooks);
-            // the Settings refuse serviceaccount-token without --agent-service-account (no fail-open)
-            return new AdmissionWebhook.Settings(address, ServingCertificate.load(tlsCertFile, tlsKeyFile, clientCaFile), volume,
-                    limitSecretReferences, agentServiceAccount, WebhookServer.Limits.defaults(), served, apiAudiences);
+        };
+        InetSocketAddress address = on
+                ? attempt(errors, () -> HealthServer.parseAddress("--webhook-address", webhookAddress)) : null;
+        if (agentServiceAccount != null) {
+            attempt(errors, () -> {
+                AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
+                return agentServiceAccount;
+            });
+        }
+        Set<String> served = attempt(errors, () -> AdmissionWebhook.parseWebhooks(webhooks));
+        if (apiAudiences != null) {
+            attempt(errors, () -> AdmissionWebhook.checkApiAudiences(apiAudiences));
+        }
+        ServingCertificate certificate = null;
+        if (tlsCertFile != null && tlsKeyFile != null) {
+            certificate = attempt(errors, () -> ServingCertificate.load(tlsCertFile, tlsKeyFile, clientCaFile));
+        } else {
+            readable("--tls-cert-file", tlsCertFile, errors);
+            readable("--tls-private-key-file", tlsKeyFile, errors);
+            readable("--client-ca-file", clientCaFile, errors);
+        }
+        if (on && served != null) {
+            // no fail-open: serviceaccount-token without --agent-service-account is refused
+            attempt(errors, () -> {
+                AdmissionWebhook.checkSelection(served, agentServiceAccount);
+                return served;
+            });
+        }
+        if (!on || !errors.isEmpty()) {
+            return null; // off, or the errors stop run
+        }
+        return new AdmissionWebhook.Settings(address, certificate, volume, limitSecretReferences, agentServiceAccount,
+                WebhookServer.Limits.defaults(), served, apiAudiences);
+    }
+
+    /** A file given to a part that cannot load it (a certificate without its key): at least it must be readable. */
+    private static void readable(String flag, Path file, List<String> errors) {
+        if (file != null && !Files.isReadable(file)) {
+            errors.add(flag + " " + file + ": not found or not readable");
+        }
+    }
+
+    /** The check's result, or null with its message added to {@code errors}. */
+    private static <T> T attempt(List<String> errors, Supplier<T> check) {
+        try {
+            return check.get();
         } catch (IllegalArgumentException e) {
-            throw usage(e.getMessage());
+            errors.add(e.getMessage());
+            return null;
         }
     }
 
@@ -261,10 +337,6 @@ final class RunCommand implements Callable<Integer> {
             host = "unknown";
         }
         return host + "_" + UUID.randomUUID();
-    }
-
-    private CommandLine.ParameterException usage(String message) {
-        return new CommandLine.ParameterException(spec.commandLine(), message);
     }
 
     /** Go-style durations as kube-controller-manager takes them: 15s, 500ms, 2m, 1h. */

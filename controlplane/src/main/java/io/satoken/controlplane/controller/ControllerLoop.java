@@ -125,7 +125,8 @@ public final class ControllerLoop<K> implements AutoCloseable {
             Thread.currentThread().interrupt();
             return;
         } catch (Exception | LinkageError e) {
-            log.warn("{}: syncing {} failed: {}", name, key, e.toString(), e);
+            // one line with the reason; the stack trace only at --log-level debug (the queue retries it)
+            log.warn("{}: syncing {} failed", name, key, e);
             result = Reconciler.Result.RETRY;
         }
         metrics.reconciled(name, result, System.nanoTime() - started);

@@ -5,14 +5,9 @@ import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.openapi.ApiClient;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.satoken.common.health.HealthServer;
+import io.satoken.common.metrics.ProgramRegistry;
 import io.satoken.controlplane.admission.AdmissionWebhook;
 import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.controller.Controller;
@@ -65,7 +60,8 @@ public final class ControlplaneRuntime implements AutoCloseable {
     private final Settings settings;
     private final ApiClient client;
     private final ApiClient watchClient;
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final PrometheusMeterRegistry registry = ProgramRegistry.create();
+    private final ControllerMetrics controllerMetrics = new ControllerMetrics(registry);
     private final HealthServer health;
     private final AtomicBoolean leading = new AtomicBoolean();
     private final AtomicBoolean stopping = new AtomicBoolean();
@@ -82,14 +78,18 @@ public final class ControlplaneRuntime implements AutoCloseable {
         this.watchClient = watchClient;
         ApiRequestMetrics.instrument(client, registry);
         ApiRequestMetrics.instrument(watchClient, registry);
-        new JvmMemoryMetrics().bindTo(registry);
-        new JvmGcMetrics().bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
-        Gauge.builder("satoken_controlplane_leader", () -> leading.get() ? 1 : 0)
-                .description("1 while this process holds the Lease (always 1 without leader election)")
-                .register(registry);
+        if (!settings.controllers().isEmpty()) {
+            // a webhook-only process leads nothing: no gauge, so "no leader" counts only controller replicas
+            Gauge.builder("satoken_controlplane_leader", () -> leading.get() ? 1 : 0)
+                    .description("1 while this process holds the Lease and runs the controllers (at once without "
+                            + "leader election), else 0; only processes with controllers selected have it")
+                    .register(registry);
+        }
+        // every selected loop's series at 0 from the first scrape, on followers too
+        for (String name : settings.controllers()) {
+            (name.equals(TokensController.NAME) ? TokensController.LOOPS : List.of(name))
+                    .forEach(controllerMetrics::expect);
+        }
         this.informers = new Informers(watchClient);
         this.webhook = settings.webhook() == null ? null
                 : new AdmissionWebhook(settings.webhook(), informers, client, registry);
@@ -195,7 +195,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
 
     private void startControllers() throws InterruptedException {
         Informers shared = informers;
-        ControllerMetrics metrics = new ControllerMetrics(registry);
+        ControllerMetrics metrics = controllerMetrics;
         int workers = settings.concurrentSyncs();
         // every controller registers its handlers and indexers before its informers start; the webhook's may
         // run already, and a handler added to a running informer is first given everything it holds

@@ -12,6 +12,7 @@ import io.satoken.controlplane.controller.EventHandlers;
 import io.satoken.controlplane.controller.Informers;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import java.security.SecureRandom;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +25,8 @@ import org.slf4j.LoggerFactory;
 public final class TokensController implements Controller {
 
     public static final String NAME = "tokens";
+    /** Its two work queues, each a loop with its own {@code controller} label in the metrics. */
+    public static final List<String> LOOPS = List.of(NAME + "-serviceaccounts", NAME + "-secrets");
     static final int MAX_RETRIES = 10;
 
     private static final Logger log = LoggerFactory.getLogger(TokensController.class);
@@ -44,9 +47,9 @@ public final class TokensController implements Controller {
                 ConflictRetry.defaultRetry(), random::nextInt) : null;
         TokenSync sync = new TokenSync(new Lister<>(informers.serviceAccounts().getIndexer()), secrets, api, generator,
                 rootCa, creation, ConflictRetry.removeReference());
-        this.serviceAccountLoop = new ControllerLoop<>(NAME + "-serviceaccounts", sync::syncServiceAccount, workers,
+        this.serviceAccountLoop = new ControllerLoop<>(LOOPS.get(0), sync::syncServiceAccount, workers,
                 MAX_RETRIES, metrics);
-        this.secretLoop = new ControllerLoop<>(NAME + "-secrets", sync::syncSecret, workers, MAX_RETRIES, metrics);
+        this.secretLoop = new ControllerLoop<>(LOOPS.get(1), sync::syncSecret, workers, MAX_RETRIES, metrics);
         informers.serviceAccounts().addEventHandler(EventHandlers.of(this::queue, this::queue));
         informers.tokenSecrets().addEventHandler(EventHandlers.of(this::queue, secret -> {
             secrets.deleted(secret.getMetadata().getNamespace(), secret.getMetadata().getName());

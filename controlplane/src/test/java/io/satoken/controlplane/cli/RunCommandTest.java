@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * {@code satoken-controlplane run} refuses bad flags, key and CA files before it touches the cluster:
- * exit 2 with one line naming the flag, the file and the rule.
+ * exit 2 with one line per error naming the flag, the file and the rule; {@code validate} refuses the same.
  */
 class RunCommandTest {
 
@@ -136,7 +136,28 @@ class RunCommandTest {
                 args.toArray(String[]::new));
 
         assertThat(code).isEqualTo(2);
-        assertThat(err.toString()).startsWith("satoken-controlplane run: ").contains(c.expectedError())
-                .doesNotContain("MII").hasLineCount(1); // never key material
+        assertThat(err.toString()).contains(c.expectedError()).doesNotContain("MII"); // never key material
+        assertThat(err.toString().lines()).allMatch(line -> line.startsWith("satoken-controlplane run: "));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badInput")
+    void badInput_validateReportsTheSame(Case c) {
+        List<String> args = new ArrayList<>(List.of("validate"));
+        c.args().forEach(a -> args.add(switch (a) {
+            case "NOTPEM" -> tmp.resolve("not-pem.crt").toString();
+            case "TLSCERT" -> serving.cert().toString();
+            case "TLSKEY" -> serving.key().toString();
+            default -> a;
+        }));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+
+        int code = ControlplaneCommand.execute(new PrintWriter(out), new PrintWriter(err, true),
+                args.toArray(String[]::new));
+
+        assertThat(code).isEqualTo(2);
+        assertThat(out.toString()).isEmpty();
+        assertThat(err.toString()).contains(c.expectedError()).doesNotContain("MII");
     }
 }

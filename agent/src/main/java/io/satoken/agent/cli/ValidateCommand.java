@@ -1,0 +1,27 @@
+package io.satoken.agent.cli;
+
+import io.satoken.agent.projection.AgentConfig;
+import java.util.Locale;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code satoken-agent validate --config FILE [run's other flags]}: the checks {@code run} makes before it
+ * starts, and nothing else. The config is parsed by the same parser, every flag is checked, a {@code
+ * --kubeconfig} file is parsed but not used; no cluster is contacted. Takes exactly {@code run}'s flags (it
+ * inherits them), so a unit's or DaemonSet's arguments can be checked by changing only the command's name.
+ */
+@Command(name = "validate",
+        description = {"Check the config and run's flags without contacting a cluster.",
+                "Exit codes: 0 valid (one line says what run would start), 2 one line per error."})
+final class ValidateCommand extends RunCommand {
+
+    @Override
+    public Integer call() {
+        AgentConfig parsed = check().config();
+        int n = parsed.projections().size();
+        spec.commandLine().getOut().println("OK: " + config + ": mode " + parsed.mode().name().toLowerCase(Locale.ROOT)
+                + ", " + n + (n == 1 ? " static projection" : " static projections")
+                + (parsed.mode().csi() ? ", CSI node " + nodeName + " under " + parsed.kubeletDir() : ""));
+        return 0;
+    }
+}

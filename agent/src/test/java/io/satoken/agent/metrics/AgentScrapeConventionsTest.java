@@ -1,0 +1,114 @@
+package io.satoken.agent.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.satoken.agent.projection.AgentConfigParser;
+import io.satoken.agent.runtime.AgentRuntime;
+import io.satoken.agent.testing.ScriptedTokenSource;
+import io.satoken.common.testing.PrometheusText;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The agent's {@code /metrics} as a freshly built agent serves it (CSI and static mode, before any token or
+ * publish), read against Prometheus conventions and against the metrics the README documents.
+ */
+class AgentScrapeConventionsTest {
+
+    /** A documented metric, its type, and the values its label must show from the first scrape. */
+    record Case(String family, String type, String label, List<String> values) {
+        @Override
+        public String toString() {
+            return family + (label == null ? "" : "{" + label + "}");
+        }
+    }
+
+    /** The README's table of the agent's metrics. */
+    static final List<Case> DOCUMENTED = List.of(
+            new Case("satoken_token_requests_total", "counter", "result", List.of("refused", "retryable", "success")),
+            new Case("satoken_token_request_duration_seconds", "histogram", null, List.of()),
+            new Case("satoken_token_cache_total", "counter", "result", List.of("hit", "miss")),
+            new Case("satoken_token_refreshes_total", "counter", "result", List.of("failure", "success")),
+            new Case("satoken_file_writes_total", "counter", "result", List.of("failure", "success")),
+            new Case("satoken_projections", "gauge", "state", List.of("failed", "pending", "ready", "refresh_failing")),
+            new Case("satoken_projections_invalid_total", "counter", "source", List.of("config")),
+            new Case("satoken_csi_publish_seconds", "histogram", "result", AgentMetrics.CSI_RESULTS.stream().sorted()
+                    .toList()),
+            new Case("satoken_csi_volumes", "gauge", null, List.of()),
+            new Case("satoken_token_clock_skew_seconds", "gauge", null, List.of()),
+            new Case("satoken_token_clock_skew_total", "counter", null, List.of()),
+            new Case("satoken_events_total", "counter", "result", List.of("created", "failed")),
+            new Case("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")));
+
+    private static AgentRuntime agent;
+    private static PrometheusText scrape;
+
+    @BeforeAll
+    static void buildAgent(@TempDir Path dir) throws Exception {
+        String yaml = "mode: both\nkubeletDir: " + dir.resolve("kubelet") + "\nprojections:\n"
+                + "  - {namespace: ns, serviceAccount: app, expirationSeconds: 3600, dir: " + dir.resolve("tokens") + "}\n";
+        Path configFile = Files.writeString(dir.resolve("agent.yaml"), yaml);
+        agent = new AgentRuntime(new AgentRuntime.Settings(AgentConfigParser.parse(yaml), configFile,
+                yaml.getBytes(StandardCharsets.UTF_8), "node-1", new InetSocketAddress("127.0.0.1", 0),
+                Optional.empty(), "test"), new ScriptedTokenSource(Clock.systemUTC(), Duration.ofHours(1)), null);
+        scrape = PrometheusText.parse(agent.metrics().registry().scrape());
+    }
+
+    @AfterAll
+    static void close() {
+        agent.close();
+    }
+
+    static Stream<Case> documented() {
+        return DOCUMENTED.stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("documented")
+    void documentedMetric_isServedFromTheStart_withEveryLabelValue(Case c) {
+        PrometheusText.Family family = scrape.families().get(c.family());
+        assertThat(family).as(c.family()).isNotNull();
+        assertThat(family.type()).isEqualTo(c.type());
+        if (c.label() != null) {
+            assertThat(family.labelValues(c.label())).containsExactlyElementsOf(c.values());
+        }
+    }
+
+    @Test
+    void scrape_keepsPrometheusConventions() {
+        assertThat(scrape.violations()).isEmpty();
+    }
+
+    @Test
+    void micrometersOwnProcessFigures_areReplacedByTheStandardSet() {
+        assertThat(scrape.families()).doesNotContainKeys("process_cpu_time_ns_total", "process_cpu_usage",
+                "process_uptime_seconds");
+    }
+
+    /** Every satoken_ family the agent serves is in the README's table: nothing undocumented. */
+    @Test
+    void everyServedSatokenMetric_isDocumented() {
+        List<String> documented = DOCUMENTED.stream().map(Case::family).toList();
+        assertThat(scrape.families().keySet().stream().filter(n -> n.startsWith("satoken_"))
+                .filter(n -> !n.endsWith("_max"))).isSubsetOf(documented);
+    }
+
+    /** No token held: the soonest expiry is left out, not NaN and not a 0 that reads as "expiring now". */
+    @Test
+    void soonestExpiry_isAbsentWhileNoTokenIsHeld() {
+        assertThat(scrape.families()).doesNotContainKey(AgentMetrics.SOONEST_EXPIRY);
+    }
+}
