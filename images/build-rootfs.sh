@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds the files of a satoken image from what this machine has, for Jib to lay on an empty ("scratch")
+# base: a Java runtime jlink'd from the build JDK, the shared libraries that runtime and the other programs
+# load (copied from this machine), dash as /bin/sh for the launcher and, for the agent, util-linux's mount
+# and umount. No base image is pulled: none can be here.
+#
+#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--mount] [--no-runtime]
+#
+#   OUT           the directory to fill (emptied first); Jib adds it to the image as one layer
+#   PROGRAM       the launcher's name, put in /usr/local/bin (satoken-agent, satoken-controlplane)
+#   MAIN_CLASS    the class the launcher runs, on the classpath Jib writes to /app/jib-classpath-file
+#   --mount       add mount and umount (the agent mounts each token volume's tmpfs)
+#   --no-runtime  only the launcher: for a base image that has a shell, a JRE at /opt/java/openjdk and
+#                 mount, such as eclipse-temurin:17-jre (the README's "Images" tells how)
+#
+# JAVA_HOME names the JDK to jlink; its jmods/ must exist (Debian: openjdk-17-jmods).
+set -euo pipefail
+
+out=$1 program=$2 main_class=$3
+shift 3
+with_mount=false runtime=true
+for arg in "$@"; do
+  case $arg in
+    --mount) with_mount=true ;;
+    --no-runtime) runtime=false ;;
+    *) echo "build-rootfs.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+java_home=/opt/java/openjdk
+# What the jars use (jdeps --print-module-deps on the shaded jars), plus what nothing names statically:
+# jdk.crypto.ec, the provider of the EC keys in TLS and JWTs.
+modules=java.base,java.compiler,java.desktop,java.logging,java.management,java.naming,java.sql,jdk.crypto.ec,jdk.jfr,jdk.management,jdk.unsupported
+# java.desktop is there for java.beans (SnakeYAML's introspection). Its window, font, image and sound
+# libraries are never loaded by a headless server, and they would bring X11 and more into the image.
+unused_natives=libawt_xawt.so,libsplashscreen.so,libjsound.so,libfontmanager.so,libjavajpeg.so,liblcms.so,libmlib_image.so,libjawt.so
+
+rm -rf "$out"
+mkdir -p "$out/usr/local/bin"
+
+# Copies each library FILE loads to the same path under $out. Jib copies what a symbolic link points to,
+# so the copies are files; LD_LIBRARY_PATH lets ldd find the runtime's own libraries.
+copy_libraries() {
+  local lib
+  for lib in $(LD_LIBRARY_PATH="$out$java_home/lib:$out$java_home/lib/server" ldd "$1" \
+      | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+    case $lib in "$out"/*) continue ;; esac
+    if [ ! -e "$out$lib" ]; then
+      mkdir -p "$out$(dirname "$lib")"
+      cp -L "$lib" "$out$lib"
+    fi
+  done
+}
+
+copy_program() { # copies a program from this machine to PATH under $out, with its libraries
+  mkdir -p "$out$(dirname "$2")"
+  cp -L "$1" "$out$2"
+  copy_libraries "$1"
+}
+
+if $runtime; then
+  jdk=${JAVA_HOME:?JAVA_HOME must name the JDK to jlink}
+  if [ ! -d "$jdk/jmods" ]; then
+    echo "build-rootfs.sh: $jdk/jmods not found; install the JDK's jmods (Debian: openjdk-17-jmods)" >&2
+    exit 2
+  fi
+  "$jdk/bin/jlink" --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=2 \
+    --exclude-files="$(echo "$unused_natives" | sed 's|\([^,]*\)|**/\1|g')" --output "$out$java_home"
+  for file in "$out$java_home"/bin/* "$out$java_home"/lib/*.so "$out$java_home"/lib/server/*.so; do
+    copy_libraries "$file"
+  done
+  copy_program "$(command -v dash)" /bin/sh
+  if $with_mount; then
+    copy_program "$(command -v mount)" /bin/mount
+    copy_program "$(command -v umount)" /bin/umount
+  fi
+  mkdir -p "$out/etc" "$out/tmp"
+  chmod 1777 "$out/tmp"
+  # root for the agent (it mounts), 65532 for the control plane (the manifests' runAsUser)
+  printf 'root:x:0:0:root:/root:/bin/sh\nnonroot:x:65532:65532:nonroot:/nonexistent:/bin/false\n' > "$out/etc/passwd"
+  printf 'root:x:0:\nnonroot:x:65532:\n' > "$out/etc/group"
+fi
+
+cat > "$out/usr/local/bin/$program" <<LAUNCHER
+#!/bin/sh
+# Runs $program from the classes and libraries Jib put under /app. JAVA_OPTS holds the JVM's options.
+# shellcheck disable=SC2086 # JAVA_OPTS is a list of options
+exec "\${JAVA_HOME:-$java_home}/bin/java" \${JAVA_OPTS:-} -cp @/app/jib-classpath-file $main_class "\$@"
+LAUNCHER
+chmod 755 "$out/usr/local/bin/$program"
