@@ -71,7 +71,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * {@code satoken-agent} in CSI mode for node-a (as
  * {@code satoken-system/satoken-agent} with {@code agent/deploy/10-rbac.yaml}, its token bound to an agent
  * pod on node-a), each a separate process started from its launcher; the webhook registered by
- * {@code controlplane/deploy/50-webhook-configurations.yaml} with its caBundle (the service reference
+ * {@code controlplane/deploy/webhooks/webhook-configurations.yaml} with its caBundle (the service reference
  * replaced by a loopback URL, as there is no cluster network). No kubelet runs: the test is node-a's kubelet
  * on the agent's CSI sockets ({@link KubeletCsiClient}), publishing the volume the webhook injected into a
  * pod as the kubelet would when the pod starts, and unpublishing it when the pod is deleted.

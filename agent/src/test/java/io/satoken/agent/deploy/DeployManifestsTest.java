@@ -2,6 +2,7 @@ package io.satoken.agent.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.common.projection.ProjectionSpec;
@@ -34,6 +35,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 class DeployManifestsTest {
 
     private static final Path DEPLOY = Repo.root().resolve("agent/deploy");
+    private static final String KUSTOMIZATION = "kustomization.yaml";
+    private static final Path IMAGES = Repo.root().resolve("deploy/images").resolve(KUSTOMIZATION);
     private static final String NAMESPACE = "satoken-system";
     private static final String DRIVER = "tokens.satoken.io";
 
@@ -95,7 +98,7 @@ class DeployManifestsTest {
     @Test
     void theAgentsObjects_areInItsNamespace_andTheNamespaceIsAppliedFirst() throws IOException {
         List<Path> files = topLevelFiles();
-        // kubectl apply -f agent/deploy/ takes the files in name order
+        // read in name order, the namespace comes before what goes in it
         assertThat(files).isSorted();
         assertThat(only(files.get(0), "Namespace").name()).isEqualTo(NAMESPACE);
         for (Manifest m : manifests()) {
@@ -291,7 +294,37 @@ class DeployManifestsTest {
         assertThat(spec).doesNotContainKeys("initContainers", "ephemeralContainers");
     }
 
+    @Test
+    void kustomization_listsEveryManifest_inNameOrder_andNothingElse() throws IOException {
+        Map<String, Object> kustomization = load(DEPLOY.resolve(KUSTOMIZATION));
+        List<String> names = topLevelFiles().stream().map(f -> f.getFileName().toString()).toList();
+
+        assertThat(list(kustomization, "resources")).containsExactlyElementsOf(names);
+        // no patches, generators or inline images: what the files say is what is applied, but the image
+        assertThat(kustomization).containsOnlyKeys("apiVersion", "kind", "resources", "components");
+    }
+
+    @Test
+    void image_isNamedShort_andTheSharedComponentGivesItsNameAndThisBuildsVersion() throws IOException {
+        Map<String, Object> kustomization = load(DEPLOY.resolve(KUSTOMIZATION));
+        Map<String, Object> container = map(list(podSpec(), "containers").get(0));
+        Map<String, Object> image = list(load(IMAGES), "images").stream().map(DeployManifestsTest::map)
+                .filter(i -> "satoken-agent".equals(i.get("name"))).findFirst().orElseThrow();
+
+        assertThat(list(kustomization, "components")).containsExactly("../../deploy/images");
+        assertThat(container.get("image")).isEqualTo("satoken-agent");
+        // mvn -Pimages package tags the image it builds with the project's version
+        assertThat(image).containsEntry("newName", "ghcr.io/satoken/satoken-agent")
+                .containsEntry("newTag", BuildVersion.current().version());
+    }
+
     // --- navigation ---
+
+    private static Map<String, Object> load(Path file) throws IOException {
+        try (Reader reader = Files.newBufferedReader(file)) {
+            return map(yaml().load(reader));
+        }
+    }
 
     private static Yaml yaml() {
         return new Yaml(new SafeConstructor(new LoaderOptions()));
@@ -300,8 +333,10 @@ class DeployManifestsTest {
     private static List<Path> yamlFiles() throws IOException {
         try (Stream<Path> files = Files.walk(DEPLOY)) {
             // alerts/ holds Prometheus rules, not Kubernetes objects (AlertRulesE2E checks them)
+            // kustomization.yaml is kustomize's, not an object (kustomization_* checks it)
             return files.filter(f -> f.toString().endsWith(".yaml") || f.toString().endsWith(".yml"))
-                    .filter(f -> !f.startsWith(DEPLOY.resolve("alerts"))).sorted().toList();
+                    .filter(f -> !f.startsWith(DEPLOY.resolve("alerts")))
+                    .filter(f -> !f.getFileName().toString().equals(KUSTOMIZATION)).sorted().toList();
         }
     }
 

@@ -249,7 +249,7 @@ class DeployManifestsIT {
     void webhookServiceAndConfigurationsPassServerSideValidation(KubeApiServer server) throws Exception {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
         V1Service service = (V1Service) Yaml.loadAll(DEPLOY.resolve("40-webhook-service.yaml").toFile()).get(0);
-        List<Object> configurations = Yaml.loadAll(DEPLOY.resolve("50-webhook-configurations.yaml").toFile());
+        List<Object> configurations = Yaml.loadAll(DEPLOY.resolve("webhooks/webhook-configurations.yaml").toFile());
         AdmissionregistrationV1Api admission = new AdmissionregistrationV1Api(server.adminClient());
 
         V1Service serviceDryRun = new CoreV1Api(server.adminClient())
@@ -306,7 +306,7 @@ class DeployManifestsIT {
     @Test
     void tokenWebhook_skipsNoNamespace(KubeApiServer server) throws Exception {
         V1ValidatingWebhookConfiguration file = (V1ValidatingWebhookConfiguration) Yaml.loadAll(
-                DEPLOY.resolve("50-webhook-configurations.yaml").toFile()).get(1);
+                DEPLOY.resolve("webhooks/webhook-configurations.yaml").toFile()).get(1);
         V1ValidatingWebhook validating = file.getWebhooks().get(0);
         assertThat(validating.getNamespaceSelector()).as("namespaceSelector in the file").isNull();
         assertThat(validating.getObjectSelector()).as("objectSelector in the file").isNull();
@@ -346,7 +346,7 @@ class DeployManifestsIT {
         assertThat(template.getSpec().getContainers().get(0).getVolumeMounts())
                 .filteredOn(m -> "webhook-tls".equals(m.getName()))
                 .extracting(m -> m.getMountPath() + "/tls.crt").containsExactly("/etc/satoken/webhook-tls/tls.crt");
-        for (Object configuration : Yaml.loadAll(DEPLOY.resolve("50-webhook-configurations.yaml").toFile())) {
+        for (Object configuration : Yaml.loadAll(DEPLOY.resolve("webhooks/webhook-configurations.yaml").toFile())) {
             V1ObjectMeta meta = configuration instanceof V1MutatingWebhookConfiguration m ? m.getMetadata()
                     : ((V1ValidatingWebhookConfiguration) configuration).getMetadata();
             assertThat(meta.getAnnotations()).containsEntry("cert-manager.io/inject-ca-from",

@@ -55,7 +55,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * The webhook as {@code deploy/} runs it, against its own kube-apiserver (the tests register a fail-closed
  * token webhook, which must not reach the shared server): the built jar started with the webhook
  * Deployment's args, as its ServiceAccount with {@code 10-rbac.yaml}'s RBAC, and
- * {@code 50-webhook-configurations.yaml} registered with only the Service replaced by a loopback URL. The
+ * {@code webhooks/webhook-configurations.yaml} registered with only the Service replaced by a loopback URL. The
  * server runs the Node authorizer, and {@code system:node:node-a} (group {@code system:nodes}) stands in
  * for a kubelet.
  *
@@ -224,7 +224,7 @@ class DeployedWebhookIT {
     void webhookDown_storedTokenWebhook_hasMatchConditionsFrom128Only() throws Exception {
         stopWebhook();
         V1ValidatingWebhookConfiguration file = (V1ValidatingWebhookConfiguration) Yaml.loadAll(
-                DEPLOY.resolve("50-webhook-configurations.yaml").toFile()).get(1);
+                DEPLOY.resolve("webhooks/webhook-configurations.yaml").toFile()).get(1);
 
         List<V1MatchCondition> stored = new AdmissionregistrationV1Api(server.adminClient())
                 .readValidatingWebhookConfiguration(file.getMetadata().getName()).execute().getWebhooks().get(0)

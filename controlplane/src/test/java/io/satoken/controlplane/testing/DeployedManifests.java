@@ -24,7 +24,7 @@ import java.util.stream.Stream;
 public final class DeployedManifests {
 
     /** The webhook configurations' file in {@code controlplane/deploy}. */
-    public static final String WEBHOOK_CONFIGURATIONS = "50-webhook-configurations.yaml";
+    public static final String WEBHOOK_CONFIGURATIONS = "webhooks/webhook-configurations.yaml";
 
     private DeployedManifests() {
     }
@@ -33,7 +33,8 @@ public final class DeployedManifests {
     public static List<V1Deployment> deployments(Path deployDir) throws IOException {
         List<V1Deployment> found = new ArrayList<>();
         try (Stream<Path> files = Files.list(deployDir)) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".yaml"))
+                    .filter(f -> !f.getFileName().toString().equals("kustomization.yaml")).sorted().toList()) {
                 for (Object o : Yaml.loadAll(file.toFile())) {
                     if (o instanceof V1Deployment d) {
                         found.add(d);
