@@ -4,11 +4,13 @@
 # load (copied from this machine), dash as /bin/sh for the launcher and, for the agent, util-linux's mount
 # and umount. No base image is pulled: none can be here.
 #
-#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--mount] [--no-runtime]
+#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--classpath JARS] [--mount] [--no-runtime]
 #
 #   OUT           the directory to fill (emptied first); Jib adds it to the image as one layer
 #   PROGRAM       the launcher's name, put in /usr/local/bin (satoken-agent, satoken-controlplane)
 #   MAIN_CLASS    the class the launcher runs, on the classpath Jib writes to /app/jib-classpath-file
+#   --classpath   the program's jars, colon-separated: the libraries that the native code inside them loads
+#                 (META-INF/native, such as netty's epoll transport in grpc-netty-shaded) are added too
 #   --mount       add mount and umount (the agent mounts each token volume's tmpfs)
 #   --no-runtime  only the launcher: for a base image that has a shell, a JRE at /opt/java/openjdk and
 #                 mount, such as eclipse-temurin:17-jre (the README's "Images" tells how)
@@ -18,13 +20,15 @@ set -euo pipefail
 
 out=$1 program=$2 main_class=$3
 shift 3
-with_mount=false runtime=true
-for arg in "$@"; do
-  case $arg in
+with_mount=false runtime=true classpath=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --classpath) classpath=$2; shift ;;
     --mount) with_mount=true ;;
     --no-runtime) runtime=false ;;
-    *) echo "build-rootfs.sh: unknown option $arg" >&2; exit 2 ;;
+    *) echo "build-rootfs.sh: unknown option $1" >&2; exit 2 ;;
   esac
+  shift
 done
 
 java_home=/opt/java/openjdk
@@ -42,7 +46,7 @@ mkdir -p "$out/usr/local/bin"
 # so the copies are files; LD_LIBRARY_PATH lets ldd find the runtime's own libraries.
 copy_libraries() {
   local lib
-  for lib in $(LD_LIBRARY_PATH="$out$java_home/lib:$out$java_home/lib/server" ldd "$1" \
+  for lib in $(LD_LIBRARY_PATH="$out$java_home/lib:$out$java_home/lib/server" ldd "$1" 2>/dev/null \
       | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
     case $lib in "$out"/*) continue ;; esac
     if [ ! -e "$out$lib" ]; then
@@ -69,6 +73,17 @@ if $runtime; then
   for file in "$out$java_home"/bin/* "$out$java_home"/lib/*.so "$out$java_home"/lib/server/*.so; do
     copy_libraries "$file"
   done
+  # native code the jars carry is extracted at run time (to /tmp); what it loads must be in the image
+  natives=$(mktemp -d)
+  IFS=: read -r -a jars <<< "$classpath"
+  for jar in "${jars[@]}"; do
+    case $jar in *.jar) (cd "$natives" && "$jdk/bin/jar" xf "$jar" META-INF/native 2>/dev/null) || true ;; esac
+  done
+  while IFS= read -r -d '' native; do
+    # ldd says "not a dynamic executable" for another architecture's library: nothing is copied for it
+    copy_libraries "$native"
+  done < <(find "$natives" -name '*.so' -print0)
+  rm -rf "$natives"
   copy_program "$(command -v dash)" /bin/sh
   if $with_mount; then
     copy_program "$(command -v mount)" /bin/mount
