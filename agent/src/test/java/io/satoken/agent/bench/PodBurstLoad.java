@@ -74,8 +74,9 @@ import okhttp3.Response;
  *
  * Options: {@code --pods N} (1000), {@code --qps Q} (20), {@code --burst B} (40), {@code --threads T}
  * pod-creating threads (4), {@code --idle SECONDS} (60), {@code --java-opts "..."} the agent's JAVA_OPTS
- * ({@value #DEFAULT_JAVA_OPTS}: the DaemonSet's options, with MaxRAM standing in for its 448Mi memory
- * limit, so heap sizes, initial and maximum, are what they are in the container), {@code --agent-jar PATH}
+ * (default: the DaemonSet's environment, read from {@code deploy/30-daemonset.yaml} by {@link DaemonSetJvm},
+ * with MaxRAM standing in for its memory limit, so heap sizes, initial and maximum, are what they are in the
+ * container; --java-opts replaces only JAVA_OPTS), {@code --agent-jar PATH}
  * (target/satoken-agent.jar; copied into the temp dir first, so a rebuild during the run changes nothing),
  * {@code --nmt} to add {@code -XX:NativeMemoryTracking=summary} and print the agent's native memory after
  * the burst (a diagnostic), {@code --keep} to leave the temp dir (its mounts are taken away all the same).
@@ -87,7 +88,6 @@ import okhttp3.Response;
  */
 public final class PodBurstLoad {
 
-    static final String DEFAULT_JAVA_OPTS = "-XX:MaxRAM=448m -XX:MaxRAMPercentage=50 -XX:+UseSerialGC";
     private static final String NODE = "bench-node";
     /** What the webhook injects for the annotation (controlplane's AgentTokenInjection). */
     private static final String VOLUME = "satoken-agent-tokens";
@@ -105,7 +105,7 @@ public final class PodBurstLoad {
     private final int burst;
     private final int threads;
     private final int idleSeconds;
-    private final String javaOpts;
+    private final DaemonSetJvm jvm;
     private final Path agentJar;
     private final boolean keep;
     private final boolean nmt;
@@ -116,7 +116,12 @@ public final class PodBurstLoad {
         this.burst = Integer.parseInt(opts.getOrDefault("burst", "40"));
         this.threads = Integer.parseInt(opts.getOrDefault("threads", "4"));
         this.idleSeconds = Integer.parseInt(opts.getOrDefault("idle", "60"));
-        this.javaOpts = opts.getOrDefault("java-opts", DEFAULT_JAVA_OPTS);
+        try {
+            DaemonSetJvm daemonSet = DaemonSetJvm.read(Path.of("deploy/30-daemonset.yaml"));
+            this.jvm = opts.containsKey("java-opts") ? daemonSet.withJavaOpts(opts.get("java-opts")) : daemonSet;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot read deploy/30-daemonset.yaml", e);
+        }
         this.agentJar = Path.of(opts.getOrDefault("agent-jar", "target/satoken-agent.jar")).toAbsolutePath();
         this.keep = opts.containsKey("keep");
         this.nmt = opts.containsKey("nmt");
@@ -141,8 +146,8 @@ public final class PodBurstLoad {
         AtomicReference<Process> agentRef = new AtomicReference<>();
         Thread cleanUp = new Thread(() -> stopAndUnmount(agentRef.get(), tmp), "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanUp);
-        say("pods=%d qps=%s burst=%d threads=%d idle=%ds JAVA_OPTS=\"%s\" tmp=%s", pods, fmt(qps), burst, threads,
-                idleSeconds, javaOpts, tmp);
+        say("pods=%d qps=%s burst=%d threads=%d idle=%ds environment %s tmp=%s", pods, fmt(qps), burst, threads,
+                idleSeconds, jvm.environment(), tmp);
         say("agent jar %s (%s, sha256 %s), copied to %s", agentJar, Files.getLastModifiedTime(agentJar),
                 sha256(agentJar).substring(0, 16), jar);
         say("load average at start: %s (%d cores)", BenchProcesses.loadAverage(), Runtime.getRuntime().availableProcessors());
@@ -161,7 +166,8 @@ public final class PodBurstLoad {
                     "--kubeconfig", kubeconfig.toString(), "--node-name", NODE,
                     "--metrics-address", "127.0.0.1:" + port, "--qps", fmt(qps), "--burst", Integer.toString(burst))
                     .redirectErrorStream(true).redirectOutput(agentLog.toFile());
-            pb.environment().put("JAVA_OPTS", nmt ? javaOpts + " -XX:NativeMemoryTracking=summary" : javaOpts);
+            pb.environment().putAll(jvm.environment());
+            pb.environment().put("JAVA_OPTS", nmt ? jvm.javaOpts() + " -XX:NativeMemoryTracking=summary" : jvm.javaOpts());
             pb.environment().put("SATOKEN_AGENT_JAR", jar.toString());
             long spawned = System.nanoTime();
             Process agent = pb.start();
