@@ -1,7 +1,10 @@
 package io.satoken.agent.deploy;
 
+import static io.satoken.common.testing.YamlTrees.list;
+import static io.satoken.common.testing.YamlTrees.map;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.satoken.common.testing.YamlTrees;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
@@ -242,7 +245,14 @@ class DeployManifestsTest {
         Map<String, Object> resources = map(agent().get("resources"));
         assertThat(map(resources.get("requests"))).containsOnlyKeys("cpu", "memory");
         assertThat(map(resources.get("limits"))).containsOnlyKeys("memory");
-        assertThat(env(agent(), "JAVA_OPTS")).isEqualTo(Map.of("value", "-XX:MaxRAMPercentage=50 -XX:+UseSerialGC"));
+        // a bounded heap that leaves the other half of the limit to metaspace, code, threads and the tmpfs;
+        // an OutOfMemoryError ends the process, so the kubelet restarts it
+        String javaOpts = str(env(agent(), "JAVA_OPTS"), "value");
+        long heapMiB = Long.parseLong(javaOpts.replaceAll(".*-Xmx(\\d+)m.*", "$1"));
+        long limitMiB = Long.parseLong(str(map(resources.get("limits")), "memory").replace("Mi", ""));
+        assertThat(javaOpts).contains("-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError");
+        assertThat(heapMiB).isPositive().isLessThanOrEqualTo(limitMiB / 2);
+        assertThat(env(agent(), "MALLOC_ARENA_MAX")).containsEntry("value", "2");
     }
 
     @Test
@@ -308,7 +318,7 @@ class DeployManifestsTest {
     void image_isNamedShort_andTheSharedComponentGivesItsNameAndThisBuildsVersion() throws IOException {
         Map<String, Object> kustomization = load(DEPLOY.resolve(KUSTOMIZATION));
         Map<String, Object> container = map(list(podSpec(), "containers").get(0));
-        Map<String, Object> image = list(load(IMAGES), "images").stream().map(DeployManifestsTest::map)
+        Map<String, Object> image = list(load(IMAGES), "images").stream().map(YamlTrees::map)
                 .filter(i -> "satoken-agent".equals(i.get("name"))).findFirst().orElseThrow();
 
         assertThat(list(kustomization, "components")).containsExactly("../../deploy/images");
@@ -394,7 +404,7 @@ class DeployManifestsTest {
     }
 
     private static Map<String, Object> named(List<Object> items, String name) {
-        List<Map<String, Object>> found = items.stream().map(DeployManifestsTest::map)
+        List<Map<String, Object>> found = items.stream().map(YamlTrees::map)
                 .filter(i -> name.equals(i.get("name"))).toList();
         assertThat(found).as(name).hasSize(1);
         return new LinkedHashMap<>(found.get(0));
@@ -408,16 +418,4 @@ class DeployManifestsTest {
         return (String) node;
     }
 
-    @SuppressWarnings("unchecked")
-    private static List<Object> list(Map<String, Object> parent, String key) {
-        Object value = parent.get(key);
-        assertThat(value).as(key).isInstanceOf(List.class);
-        return (List<Object>) value;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> map(Object node) {
-        assertThat(node).isInstanceOf(Map.class);
-        return (Map<String, Object>) node;
-    }
 }

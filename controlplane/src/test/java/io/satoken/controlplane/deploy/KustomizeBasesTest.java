@@ -1,7 +1,10 @@
 package io.satoken.controlplane.deploy;
 
+import static io.satoken.common.testing.YamlTrees.list;
+import static io.satoken.common.testing.YamlTrees.map;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.satoken.common.testing.YamlTrees;
 import io.satoken.common.cli.BuildVersion;
 import java.io.IOException;
 import java.io.Reader;
@@ -66,7 +69,7 @@ class KustomizeBasesTest {
     @Test
     void image_isNamedShort_andTheSharedComponentGivesItsNameAndThisBuildsVersion() throws IOException {
         Map<String, Object> image = list(load(DEPLOY.resolve("../../deploy/images").resolve(KUSTOMIZATION)), "images")
-                .stream().map(KustomizeBasesTest::map)
+                .stream().map(YamlTrees::map)
                 .filter(i -> "satoken-controlplane".equals(i.get("name"))).findFirst().orElseThrow();
 
         assertThat(list(load(DEPLOY.resolve(KUSTOMIZATION)), "components")).containsExactly("../../deploy/images");
@@ -116,16 +119,4 @@ class KustomizeBasesTest {
         return new Yaml(new SafeConstructor(new LoaderOptions()));
     }
 
-    @SuppressWarnings("unchecked")
-    private static List<Object> list(Map<String, Object> parent, String key) {
-        Object value = parent.get(key);
-        assertThat(value).as(key).isInstanceOf(List.class);
-        return (List<Object>) value;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> map(Object node) {
-        assertThat(node).isInstanceOf(Map.class);
-        return (Map<String, Object>) node;
-    }
 }
