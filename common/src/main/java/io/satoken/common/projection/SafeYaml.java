@@ -1,9 +1,7 @@
 package io.satoken.common.projection;
 
-import java.io.StringReader;
-import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.composer.Composer;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
@@ -12,7 +10,10 @@ import org.yaml.snakeyaml.events.CollectionEndEvent;
 import org.yaml.snakeyaml.events.CollectionStartEvent;
 import org.yaml.snakeyaml.events.Event;
 import org.yaml.snakeyaml.events.ScalarEvent;
-import org.yaml.snakeyaml.representer.Representer;
+import org.yaml.snakeyaml.parser.Parser;
+import org.yaml.snakeyaml.parser.ParserImpl;
+import org.yaml.snakeyaml.reader.StreamReader;
+import org.yaml.snakeyaml.resolver.Resolver;
 
 /**
  * Loads one untrusted YAML or JSON document into plain Java values (maps, lists, strings, numbers,
@@ -33,6 +34,18 @@ public final class SafeYaml {
     /** A problem SnakeYAML reports is cut to this length, as it may quote the input. */
     private static final int PROBLEM_LIMIT = 120;
 
+    /** Reads only its tables once built, so threads share it. */
+    private static final Resolver RESOLVER = new Resolver();
+    /**
+     * Builds one document at a time and forgets it after, so each thread keeps one: building one per document
+     * cost more than the document (its tables of constructors).
+     */
+    private static final ThreadLocal<SafeConstructor> CONSTRUCTORS = ThreadLocal.withInitial(() -> {
+        SafeConstructor constructor = new SafeConstructor(new LoaderOptions());
+        constructor.setAllowDuplicateKeys(false); // LoaderOptions says so too, but only Yaml passes it on
+        return constructor;
+    });
+
     private SafeYaml() {
     }
 
@@ -49,29 +62,17 @@ public final class SafeYaml {
             return null;
         }
         String yaml = looksLikeJson(text) ? untabJson(text) : text;
+        LoaderOptions options = options(maxChars);
+        // one pass: the composer reads the events through CheckedEvents, which refuses explicit tags and
+        // stops at the depth limit (the scanner's cost grows with the depth); then the values are built with
+        // the alias, size and duplicate-key checks
+        SafeConstructor constructor = CONSTRUCTORS.get();
+        constructor.setComposer(new Composer(new CheckedEvents(new ParserImpl(new StreamReader(yaml), options)),
+                RESOLVER, options));
         try {
-            // 1. reject explicit tags: SnakeYAML fails on e.g. "!!int abc" or "!!str [a]" with
-            //    NumberFormatException and ClassCastException rather than a YAMLException. Stop at
-            //    the depth limit as step 2 would: the scanner's cost grows with the depth.
-            int depth = 0;
-            for (Event event : parser(maxChars).parse(new StringReader(yaml))) {
-                if (event instanceof CollectionStartEvent && ++depth > MAX_DEPTH) {
-                    errors.add(field, "could not be parsed as YAML or JSON: nested deeper than " + MAX_DEPTH
-                            + " levels" + at(event.getStartMark()));
-                    return null;
-                } else if (event instanceof CollectionEndEvent) {
-                    depth--;
-                }
-                String tag = event instanceof ScalarEvent s ? s.getTag()
-                        : event instanceof CollectionStartEvent c ? c.getTag() : null;
-                if (tag != null) {
-                    errors.add(field, "could not be parsed as YAML or JSON: explicit tags are not allowed, got "
-                            + FieldErrors.quote(tag) + at(event.getStartMark()));
-                    return null;
-                }
-            }
-            // 2. build the values, with the alias, size and duplicate-key checks
-            return parser(maxChars).load(yaml);
+            return constructor.getSingleData(Object.class);
+        } catch (Refused e) {
+            errors.add(field, "could not be parsed as YAML or JSON: " + e.getMessage());
         } catch (MarkedYAMLException e) {
             errors.add(field, "could not be parsed as YAML or JSON: " + shorten(e.getProblem()) + at(e.getProblemMark()));
         } catch (YAMLException e) {
@@ -80,15 +81,62 @@ public final class SafeYaml {
         return null;
     }
 
-    private static Yaml parser(int maxChars) {
+    private static LoaderOptions options(int maxChars) {
         LoaderOptions options = new LoaderOptions();
         options.setAllowDuplicateKeys(false);
         options.setMaxAliasesForCollections(MAX_ALIASES);
         options.setNestingDepthLimit(MAX_DEPTH);
         options.setAllowRecursiveKeys(false);
         options.setCodePointLimit(maxChars);
-        DumperOptions dumper = new DumperOptions();
-        return new Yaml(new SafeConstructor(options), new Representer(dumper), dumper, options);
+        return options;
+    }
+
+    /** A document this class refuses although SnakeYAML would read it; the message is the reason. */
+    private static final class Refused extends RuntimeException {
+        Refused(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /**
+     * The parser's events, each checked as the composer takes it. Explicit tags are refused because
+     * SnakeYAML fails on e.g. {@code !!int abc} or {@code !!str [a]} with NumberFormatException and
+     * ClassCastException rather than a YAMLException.
+     */
+    private static final class CheckedEvents implements Parser {
+        private final Parser events;
+        private int depth;
+
+        CheckedEvents(Parser events) {
+            this.events = events;
+        }
+
+        @Override
+        public boolean checkEvent(Event.ID id) {
+            return events.checkEvent(id);
+        }
+
+        @Override
+        public Event peekEvent() {
+            return events.peekEvent();
+        }
+
+        @Override
+        public Event getEvent() {
+            Event event = events.getEvent();
+            if (event instanceof CollectionStartEvent && ++depth > MAX_DEPTH) {
+                throw new Refused("nested deeper than " + MAX_DEPTH + " levels" + at(event.getStartMark()));
+            } else if (event instanceof CollectionEndEvent) {
+                depth--;
+            }
+            String tag = event instanceof ScalarEvent s ? s.getTag()
+                    : event instanceof CollectionStartEvent c ? c.getTag() : null;
+            if (tag != null) {
+                throw new Refused("explicit tags are not allowed, got " + FieldErrors.quote(tag)
+                        + at(event.getStartMark()));
+            }
+            return event;
+        }
     }
 
     private static boolean looksLikeJson(String text) {

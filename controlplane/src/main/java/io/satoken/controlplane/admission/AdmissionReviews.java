@@ -1,14 +1,17 @@
 package io.satoken.controlplane.admission;
 
-import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
 import com.google.gson.Strictness;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
+import com.google.gson.stream.JsonWriter;
 import java.io.IOException;
 import java.io.StringReader;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -66,27 +69,26 @@ public final class AdmissionReviews {
 
     /** The response review for {@code uid} (which may be null when the request never said it). */
     public static byte[] write(String uid, Verdict verdict) {
-        JsonObject response = new JsonObject();
-        response.addProperty("uid", uid == null ? "" : uid);
-        response.addProperty("allowed", verdict.allowed());
-        if (!verdict.allowed()) {
-            JsonObject status = new JsonObject();
-            status.addProperty("code", verdict.code());
-            status.addProperty("reason", verdict.reason());
-            status.addProperty("message", verdict.message());
-            response.add("status", status);
+        String patch = verdict.allowed() ? verdict.patch() : null;
+        String encoded = patch == null ? null
+                : Base64.getEncoder().encodeToString(patch.getBytes(StandardCharsets.UTF_8));
+        StringWriter text = new StringWriter(256 + (encoded == null ? 0 : encoded.length()));
+        try (JsonWriter out = new JsonWriter(text)) {
+            out.beginObject().name("apiVersion").value(API_VERSION).name("kind").value(KIND);
+            out.name("response").beginObject().name("uid").value(uid == null ? "" : uid)
+                    .name("allowed").value(verdict.allowed());
+            if (!verdict.allowed()) {
+                out.name("status").beginObject().name("code").value(verdict.code())
+                        .name("reason").value(verdict.reason()).name("message").value(verdict.message()).endObject();
+            }
+            if (encoded != null) {
+                out.name("patchType").value("JSONPatch").name("patch").value(encoded);
+            }
+            out.endObject().endObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
         }
-        JsonArray patch = verdict.patch();
-        if (verdict.allowed() && patch != null) {
-            response.addProperty("patchType", "JSONPatch");
-            response.addProperty("patch", Base64.getEncoder().encodeToString(
-                    patch.toString().getBytes(StandardCharsets.UTF_8)));
-        }
-        JsonObject review = new JsonObject();
-        review.addProperty("apiVersion", API_VERSION);
-        review.addProperty("kind", KIND);
-        review.add("response", response);
-        return review.toString().getBytes(StandardCharsets.UTF_8);
+        return text.toString().getBytes(StandardCharsets.UTF_8);
     }
 
     private static JsonObject parse(byte[] body) throws InvalidReviewException {
@@ -96,7 +98,8 @@ public final class AdmissionReviews {
         try (JsonReader reader = new JsonReader(new StringReader(new String(body, StandardCharsets.UTF_8)))) {
             reader.setStrictness(Strictness.STRICT);
             reader.setNestingLimit(100);
-            JsonElement root = com.google.gson.JsonParser.parseReader(reader);
+            JsonElement root = reader.peek() == JsonToken.BEGIN_OBJECT ? object(reader, Part.REVIEW)
+                    : JsonParser.parseReader(reader);
             if (!atEnd(reader)) {
                 throw new InvalidReviewException("AdmissionReview: not JSON: data after the end of the document");
             }
@@ -109,6 +112,44 @@ public final class AdmissionReviews {
             Throwable cause = e instanceof JsonParseException && e.getCause() != null ? e.getCause() : e;
             throw new InvalidReviewException("AdmissionReview: not JSON: " + firstLine(cause.getMessage()));
         }
+    }
+
+    /**
+     * The objects on the way to the pod's metadata, read member by member so that what no rule reads is
+     * skipped rather than built: the old object of an update and the object's managedFields, often the larger
+     * part of a review. Every other value is read as Gson reads it.
+     */
+    private enum Part {
+        REVIEW, REQUEST, OBJECT, METADATA, OTHER;
+
+        /** The part a member of this part is, or null when the member is skipped. */
+        Part member(String name) {
+            return switch (this) {
+                case REVIEW -> name.equals("request") ? REQUEST : OTHER;
+                case REQUEST -> name.equals("oldObject") ? null : name.equals("object") ? OBJECT : OTHER;
+                case OBJECT -> name.equals("metadata") ? METADATA : OTHER;
+                case METADATA -> name.equals("managedFields") ? null : OTHER;
+                case OTHER -> OTHER;
+            };
+        }
+    }
+
+    private static JsonObject object(JsonReader reader, Part part) throws IOException {
+        JsonObject object = new JsonObject();
+        reader.beginObject();
+        while (reader.hasNext()) {
+            String name = reader.nextName();
+            Part member = part.member(name);
+            if (member == null) {
+                reader.skipValue();
+            } else if (member != Part.OTHER && reader.peek() == JsonToken.BEGIN_OBJECT) {
+                object.add(name, object(reader, member));
+            } else {
+                object.add(name, JsonParser.parseReader(reader));
+            }
+        }
+        reader.endObject();
+        return object;
     }
 
     private static boolean atEnd(JsonReader reader) {

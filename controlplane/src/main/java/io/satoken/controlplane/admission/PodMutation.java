@@ -2,7 +2,7 @@ package io.satoken.controlplane.admission;
 
 /**
  * {@code /mutate/pods}: ServiceAccount admission, then agent token injection, answered as one JSONPatch.
- * A denial by either ends the review.
+ * A denial by either ends the review. The request's object is changed as the patch would change it.
  */
 public final class PodMutation implements Admission {
 

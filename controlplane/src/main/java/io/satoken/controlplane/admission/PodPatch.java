@@ -1,18 +1,27 @@
 package io.satoken.controlplane.admission;
 
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.stream.JsonWriter;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * A pod being admitted, as JSON, and the RFC 6902 operations that turn the original into it.
  *
- * <p>Every change goes through this class, which applies it to its own copy and records the operation
- * that does the same to the API server's copy. Only {@code add} operations are made: a field the
+ * <p>Every change goes through this class, which applies it to the pod it was given and records the
+ * operation that does the same to the API server's copy. Only {@code add} operations are made: a field the
  * webhook does not know is never touched, and appending with {@code /-} cannot clobber an item another
  * webhook added meanwhile.
+ *
+ * <p>Nothing is copied: each operation is written out as JSON when it is made, so a later change to the pod
+ * (an append to a list this class created, say) cannot alter an operation already recorded.
  */
 final class PodPatch {
 
@@ -32,13 +41,23 @@ final class PodPatch {
         }
     }
 
+    /** Writes values as they are: {@code <}, {@code >} and {@code &} need no escaping in a JSONPatch. */
+    private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
+
     private final JsonObject pod;
     private final JsonObject spec;
-    private final JsonArray operations = new JsonArray();
+    private final StringWriter text = new StringWriter(1024);
+    private final JsonWriter operations = new JsonWriter(text);
+    private int count;
 
-    /** @param original the request's object; not modified */
-    PodPatch(JsonObject original) throws InvalidReviewException {
-        this.pod = original.deepCopy();
+    /** @param pod the request's object, which this class changes: the caller gives it up */
+    PodPatch(JsonObject pod) throws InvalidReviewException {
+        this.pod = pod;
+        try {
+            operations.beginArray(); // closed in operations(); the writer puts the commas in between
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
+        }
         JsonObject existing = Json.object(pod, "spec", "request.object");
         if (existing == null) {
             existing = new JsonObject();
@@ -102,29 +121,37 @@ final class PodPatch {
         append(ref.container(), ref.pointer(), field, item);
     }
 
-    /** The operations so far, in order; empty when nothing changed. */
-    JsonArray operations() {
-        return operations.deepCopy();
+    /** The operations so far, in order, as a JSON array; null when nothing changed. */
+    String operations() {
+        if (count == 0) {
+            return null;
+        }
+        StringBuffer json = text.getBuffer();
+        return new StringBuilder(json.length() + 1).append(json).append(']').toString();
     }
 
     private void append(JsonObject parent, String pointer, String field, JsonElement item) {
         JsonElement list = parent.get(field);
         if (list != null && list.isJsonArray()) {
-            list.getAsJsonArray().add(item.deepCopy());
+            list.getAsJsonArray().add(item);
             add(pointer + "/" + field + "/-", item);
         } else {
             JsonArray fresh = new JsonArray();
-            fresh.add(item.deepCopy());
+            fresh.add(item);
             parent.add(field, fresh);
             add(pointer + "/" + field, fresh);
         }
     }
 
+    /** Writes the operation now, with the value as it is now. */
     private void add(String path, JsonElement value) {
-        JsonObject op = new JsonObject();
-        op.addProperty("op", "add");
-        op.addProperty("path", path);
-        op.add("value", value.deepCopy());
-        operations.add(op);
+        try {
+            count++;
+            operations.beginObject().name("op").value("add").name("path").value(path).name("value");
+            GSON.toJson(value, operations);
+            operations.endObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
+        }
     }
 }

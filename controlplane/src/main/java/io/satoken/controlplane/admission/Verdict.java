@@ -1,22 +1,20 @@
 package io.satoken.controlplane.admission;
 
-import com.google.gson.JsonArray;
-
 /**
  * An admission answer: allowed, with or without a JSONPatch, or denied with an HTTP status and message
  * (the API server returns that status and message to the client that made the request).
  *
- * @param patch RFC 6902 operations, or null for no change
+ * @param patch RFC 6902 operations as a JSON array, or null for no change
  */
-public record Verdict(boolean allowed, JsonArray patch, int code, String reason, String message) {
+public record Verdict(boolean allowed, String patch, int code, String reason, String message) {
 
     public static Verdict allow() {
         return new Verdict(true, null, 200, "", "");
     }
 
-    /** Allowed with {@code patch}; an empty patch is no patch. */
-    public static Verdict allow(JsonArray patch) {
-        return new Verdict(true, patch == null || patch.isEmpty() ? null : patch, 200, "", "");
+    /** Allowed with {@code patch}, a JSON array of RFC 6902 operations; null is no patch. */
+    public static Verdict allow(String patch) {
+        return new Verdict(true, patch, 200, "", "");
     }
 
     /** Denied as upstream's {@code admission.NewForbidden} denies: 403, reason Forbidden. */

@@ -3,7 +3,6 @@ package io.satoken.controlplane.admission;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.flipkart.zjsonpatch.JsonPatch;
-import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kubernetes.client.openapi.ApiException;
@@ -56,7 +55,9 @@ final class AdmissionFixtures {
         return request("CREATE", "pods", "", pod);
     }
 
+    /** A request for a copy of {@code object}: the pod webhook changes the request's object as it patches. */
     static AdmissionRequest request(String operation, String resource, String subResource, JsonObject object) {
+        object = object == null ? null : object.deepCopy();
         return new AdmissionRequest("uid-1", new AdmissionRequest.GroupVersionResource("", "v1", resource), subResource,
                 operation, NAMESPACE, "p", new AdmissionRequest.UserInfo("alice", "", List.of(), Map.of()), object,
                 false);
@@ -66,8 +67,8 @@ final class AdmissionFixtures {
     static JsonNode patched(JsonObject pod, Verdict verdict) {
         try {
             JsonNode original = MAPPER.readTree(pod.toString());
-            JsonArray patch = verdict.patch() == null ? new JsonArray() : verdict.patch();
-            return JsonPatch.apply(MAPPER.readTree(patch.toString()), original);
+            String patch = verdict.patch() == null ? "[]" : verdict.patch();
+            return JsonPatch.apply(MAPPER.readTree(patch), original);
         } catch (java.io.IOException e) {
             throw new IllegalArgumentException(e);
         }

@@ -3,7 +3,6 @@ package io.satoken.controlplane.admission;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import java.nio.charset.StandardCharsets;
@@ -86,7 +85,7 @@ class AdmissionReviewsTest {
 
     @Test
     void allowed_answer_carries_a_base64_json_patch() {
-        JsonArray patch = JsonParser.parseString("[{\"op\":\"add\",\"path\":\"/spec/x\",\"value\":1}]").getAsJsonArray();
+        String patch = "[{\"op\":\"add\",\"path\":\"/spec/x\",\"value\":1}]";
 
         JsonObject review = JsonParser.parseString(new String(AdmissionReviews.write("u1", Verdict.allow(patch)),
                 StandardCharsets.UTF_8)).getAsJsonObject();
@@ -98,7 +97,7 @@ class AdmissionReviewsTest {
         assertThat(response.get("allowed").getAsBoolean()).isTrue();
         assertThat(response.get("patchType").getAsString()).isEqualTo("JSONPatch");
         assertThat(JsonParser.parseString(new String(Base64.getDecoder().decode(response.get("patch").getAsString()),
-                StandardCharsets.UTF_8))).isEqualTo(patch);
+                StandardCharsets.UTF_8))).isEqualTo(JsonParser.parseString(patch));
         assertThat(response.has("status")).isFalse();
     }
 

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
@@ -109,7 +110,7 @@ class AgentTokenInjectionTest {
         Verdict again = mutation.review(podCreate(gson(first)));
 
         assertThat(again.allowed()).as(again.message()).isTrue();
-        assertThat(again.patch()).hasSize(1);
+        assertThat(JsonParser.parseString(again.patch()).getAsJsonArray()).hasSize(1);
         JsonNode second = patched(gson(first), again);
         assertThat(second.at("/spec/containers/1/volumeMounts")).isEqualTo(jackson("[" + mount("/var/run/secrets/satoken")
                 + "]"));

@@ -376,7 +376,7 @@ public final class WebhookLoad {
      * tokens, the managedFields the controller's create carries, and the tolerations built-in admission
      * added before the webhooks run. No serviceAccountName (the webhook sets {@code default}), no uid yet.
      */
-    static String admissionReview(String uid, String namespace) {
+    public static String admissionReview(String uid, String namespace) {
         String pod = """
                 {"kind":"Pod","apiVersion":"v1","metadata":{"generateName":"orders-api-7d9c8b6f5d-","namespace":"@NS@",
                 "creationTimestamp":null,"labels":{"app.kubernetes.io/name":"orders-api","app.kubernetes.io/instance":
