@@ -76,6 +76,29 @@ class AdmissionReviewsTest {
     }
 
     @Test
+    void what_no_rule_reads_is_skipped_the_rest_of_the_pod_is_kept() throws Exception {
+        String body = VALID.replace("\"object\":{\"kind\":\"Pod\"}", "\"oldObject\":{\"kind\":\"Pod\",\"spec\":{}},"
+                + "\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"},"
+                + "\"annotations\":{\"x\":\"y\"},\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}]},"
+                + "\"spec\":{\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"managedFields\"}]}]},"
+                + "\"status\":{}}");
+
+        AdmissionRequest request = AdmissionReviews.read(body.getBytes(StandardCharsets.UTF_8), new String[1]);
+
+        assertThat(request.object()).isEqualTo(JsonParser.parseString("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                + "\"labels\":{\"a\":\"b\"},\"annotations\":{\"x\":\"y\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+                + "\"env\":[{\"name\":\"managedFields\"}]}]},\"status\":{}}"));
+    }
+
+    @Test
+    void a_skipped_part_must_still_be_json() {
+        String body = VALID.replace("\"object\":", "\"oldObject\":{\"a\" 1},\"object\":");
+
+        assertThatThrownBy(() -> AdmissionReviews.read(body.getBytes(StandardCharsets.UTF_8), new String[1]))
+                .isInstanceOf(InvalidReviewException.class).hasMessageStartingWith("AdmissionReview: not JSON: ");
+    }
+
+    @Test
     void uid_is_known_for_the_answer_even_when_the_rest_is_malformed() {
         String[] uid = new String[1];
         assertThatThrownBy(() -> AdmissionReviews.read(VALID.replace("admission.k8s.io/v1", "v2")

@@ -1,0 +1,61 @@
+package io.satoken.controlplane.admission;
+
+import static io.satoken.controlplane.admission.AdmissionFixtures.jackson;
+import static io.satoken.controlplane.admission.AdmissionFixtures.json;
+import static io.satoken.controlplane.admission.AdmissionFixtures.patched;
+import static io.satoken.controlplane.admission.AdmissionFixtures.pod;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import org.junit.jupiter.api.Test;
+
+class PodPatchTest {
+
+    @Test
+    void no_change_is_no_patch() throws Exception {
+        PodPatch patch = new PodPatch(pod("{'containers':[{'name':'a'}]}"));
+
+        assertThat(patch.operations()).isNull();
+    }
+
+    @Test
+    void an_operation_keeps_the_value_it_was_made_with_when_the_list_it_created_grows_later() throws Exception {
+        JsonObject original = pod("{'containers':[{'name':'a'}]}");
+        PodPatch patch = new PodPatch(original.deepCopy());
+
+        patch.appendToSpec("volumes", json("{'name':'one'}"));
+        patch.appendToSpec("volumes", json("{'name':'two'}"));
+
+        assertThat(JsonParser.parseString(patch.operations())).isEqualTo(JsonParser.parseString(
+                "[{\"op\":\"add\",\"path\":\"/spec/volumes\",\"value\":[{\"name\":\"one\"}]},"
+                        + "{\"op\":\"add\",\"path\":\"/spec/volumes/-\",\"value\":{\"name\":\"two\"}}]"));
+        assertThat(patched(original, Verdict.allow(patch.operations())).at("/spec/volumes"))
+                .isEqualTo(jackson("[{'name':'one'},{'name':'two'}]"));
+    }
+
+    @Test
+    void the_pod_it_was_given_shows_every_change_and_the_patch_makes_the_same_pod() throws Exception {
+        JsonObject original = pod("{'containers':[{'name':'a','volumeMounts':[{'name':'x','mountPath':'/x'}]}]}");
+        JsonObject pod = original.deepCopy();
+        PodPatch patch = new PodPatch(pod);
+
+        patch.setSpec("serviceAccountName", Json.text("default"));
+        patch.appendToContainer(patch.containers("containers").get(0), "volumeMounts",
+                json("{'name':'y','mountPath':'/y'}"));
+
+        assertThat(pod.getAsJsonObject("spec")).isEqualTo(json("{'containers':[{'name':'a','volumeMounts':["
+                + "{'name':'x','mountPath':'/x'},{'name':'y','mountPath':'/y'}]}],'serviceAccountName':'default'}"));
+        assertThat(patched(original, Verdict.allow(patch.operations())))
+                .isEqualTo(jackson(pod.toString().replace('"', '\'')));
+    }
+
+    @Test
+    void html_characters_are_written_as_they_are() throws Exception {
+        PodPatch patch = new PodPatch(pod("{}"));
+
+        patch.setSpec("hostname", Json.text("<a&b>"));
+
+        assertThat(patch.operations()).contains("\"<a&b>\"");
+    }
+}
