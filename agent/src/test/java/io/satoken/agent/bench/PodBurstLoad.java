@@ -78,6 +78,8 @@ import okhttp3.Response;
  * with MaxRAM standing in for its memory limit, so heap sizes, initial and maximum, are what they are in the
  * container; --java-opts replaces only JAVA_OPTS), {@code --agent-jar PATH}
  * (target/satoken-agent.jar; copied into the temp dir first, so a rebuild during the run changes nothing),
+ * {@code --java PATH} the agent's java (default: the PATH's; e.g. the image's jlink'd runtime,
+ * {@code target/image-root/opt/java/openjdk/bin/java}),
  * {@code --nmt} to add {@code -XX:NativeMemoryTracking=summary} and print the agent's native memory after
  * the burst (a diagnostic), {@code --keep} to leave the temp dir (its mounts are taken away all the same).
  *
@@ -107,6 +109,8 @@ public final class PodBurstLoad {
     private final int idleSeconds;
     private final DaemonSetJvm jvm;
     private final Path agentJar;
+    /** The agent's java, e.g. the image's runtime (its rootfs under agent/target/image-root); null: the PATH's. */
+    private final String java;
     private final boolean keep;
     private final boolean nmt;
 
@@ -123,6 +127,7 @@ public final class PodBurstLoad {
             throw new java.io.UncheckedIOException("cannot read deploy/30-daemonset.yaml", e);
         }
         this.agentJar = Path.of(opts.getOrDefault("agent-jar", "target/satoken-agent.jar")).toAbsolutePath();
+        this.java = opts.get("java");
         this.keep = opts.containsKey("keep");
         this.nmt = opts.containsKey("nmt");
     }
@@ -169,6 +174,9 @@ public final class PodBurstLoad {
             pb.environment().putAll(jvm.environment());
             pb.environment().put("JAVA_OPTS", nmt ? jvm.javaOpts() + " -XX:NativeMemoryTracking=summary" : jvm.javaOpts());
             pb.environment().put("SATOKEN_AGENT_JAR", jar.toString());
+            if (java != null) {
+                pb.environment().put("JAVA", java); // agent/bin/satoken-agent runs it
+            }
             long spawned = System.nanoTime();
             Process agent = pb.start();
             agentRef.set(agent);

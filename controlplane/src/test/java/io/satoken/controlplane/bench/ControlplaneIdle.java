@@ -47,9 +47,8 @@ import java.util.stream.Collectors;
  *     so its informers' first list carries them all;</li>
  * <li>starts the control plane from its shaded jar as its own process: {@code run --controllers=LIST
  *     --leader-elect=false --service-account-private-key-file .. --root-ca-file ..}, with the controllers'
- *     Deployment's {@code JAVA_OPTS} ({@code deploy/30-deployment.yaml}), {@code -XX:MaxRAM} standing in for its
- *     memory limit and {@code -XX:+UseSerialGC}, the collector the JVM picks by itself in a 512Mi container (on a
- *     big machine {@code MaxRAM} alone leaves it on G1; see WebhookLoad); waits for {@code /readyz} (with
+ *     Deployment's {@code JAVA_OPTS} ({@code deploy/30-deployment.yaml}) and its other environment variables
+ *     ({@code MALLOC_ARENA_MAX}), with {@code -XX:MaxRAM} standing in for its memory limit; waits for {@code /readyz} (with
  *     {@code --leader-elect}, for the Lease too: a follower is ready at once);</li>
  * <li>waits until the selected controllers have converged, polling with list calls: every namespace has the
  *     ServiceAccount {@code default} (serviceaccounts), the ConfigMap {@code kube-root-ca.crt} (root-ca) and, with
@@ -73,7 +72,7 @@ import java.util.stream.Collectors;
  * '*'} (as {@code run} and the Deployment default to), {@code --legacy-token-auto-create} (passed on; a token
  * Secret per {@code default} account), {@code --leader-elect} (hold a Lease in kube-system, as the Deployment
  * does: its renewals are API requests at idle), {@code --java-opts '...'} (replaces all the JVM options above;
- * as read today: {@code -XX:MaxRAM=512m -XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError -XX:+UseSerialGC}),
+ * the Deployment's, with {@code -XX:MaxRAM=512m} first),
  * {@code --nmt} (adds {@code -XX:NativeMemoryTracking=summary}; prints {@code jcmd PID VM.native_memory summary}
  * after the idle window), {@code --keep} (keeps the temp dir: kubeconfig and the control plane's log).
  */
@@ -130,7 +129,7 @@ public final class ControlplaneIdle {
         boolean leaderElect = opts.containsKey("leader-elect");
         boolean nmt = opts.containsKey("nmt");
         boolean keep = opts.containsKey("keep");
-        String javaOpts = opts.getOrDefault("java-opts", deploymentJavaOpts(DEPLOYMENT) + " -XX:+UseSerialGC")
+        String javaOpts = opts.getOrDefault("java-opts", deploymentJavaOpts(DEPLOYMENT))
                 + (nmt ? " -XX:NativeMemoryTracking=summary" : "");
         Path jar = Path.of("target", "satoken-controlplane.jar");
         if (!Files.isRegularFile(jar)) {
@@ -169,7 +168,9 @@ public final class ControlplaneIdle {
             }
             Path log = work.resolve("controlplane.log");
             long started = System.nanoTime();
-            cp = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            ProcessBuilder launch = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+            launch.environment().putAll(deploymentEnvironment(DEPLOYMENT)); // e.g. MALLOC_ARENA_MAX
+            cp = launch.start();
             long pid = cp.pid();
             HttpClient http = HttpClient.newHttpClient();
             WebhookLoad.awaitReady(http, port, cp);
@@ -309,6 +310,18 @@ public final class ControlplaneIdle {
                 .map(V1EnvVar::getValue).findFirst().orElse("");
         long limit = container.getResources().getLimits().get("memory").getNumber().longValueExact();
         return ("-XX:MaxRAM=" + limit / (1024 * 1024) + "m " + javaOpts).strip();
+    }
+
+    /** The container's other environment variables, as the Deployment sets them (JAVA_OPTS goes on the command). */
+    static Map<String, String> deploymentEnvironment(Path file) throws IOException {
+        V1Deployment deployment = (V1Deployment) Yaml.loadAll(file.toFile()).get(0);
+        Map<String, String> environment = new TreeMap<>();
+        deployment.getSpec().getTemplate().getSpec().getContainers().stream()
+                .filter(c -> c.getName().equals("controlplane")).findFirst()
+                .map(V1Container::getEnv).orElse(List.of()).stream()
+                .filter(e -> !e.getName().equals("JAVA_OPTS") && e.getValue() != null)
+                .forEach(e -> environment.put(e.getName(), e.getValue()));
+        return environment;
     }
 
     /** Creates {@code idle-0000}, {@code idle-0001}, ... on {@value #CREATE_THREADS} threads; returns the seconds. */

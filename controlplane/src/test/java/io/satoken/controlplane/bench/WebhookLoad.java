@@ -126,7 +126,8 @@ public final class WebhookLoad {
         String key = opts.getOrDefault("key", "rsa");
         String javaOpts = opts.getOrDefault("java-opts", DEFAULT_JAVA_OPTS);
         boolean keep = opts.containsKey("keep");
-        Path jar = Path.of("target", "satoken-controlplane.jar");
+        // --jar: another build's jar, to measure before and after a change with the same driver
+        Path jar = Path.of(opts.getOrDefault("jar", "target/satoken-controlplane.jar"));
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(jar.toAbsolutePath() + " missing: run mvn -B -q -o -DskipTests install first");
         }

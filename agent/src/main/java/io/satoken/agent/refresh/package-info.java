@@ -1,0 +1,10 @@
+/**
+ * Keeps every registered token directory holding valid tokens. {@link RefreshScheduler} has one timer per distinct
+ * {@code TokenKey}, set at its token's refresh time (no polling loop); when it fires, the token comes from the
+ * {@code token.TokenCache} and every directory that holds it is rewritten by its {@code write.AtomicWriter}. A
+ * failure is retried after a {@link Backoff} delay (capped, jittered, never sooner than Retry-After) while the cache
+ * serves the still-valid token. Timers run on a {@link TaskScheduler}, the seam tests drive with a fake clock; what
+ * happened goes to {@link RefreshListener}s (metrics, CSI volumes, the clock-skew check). Directories are put and
+ * removed by {@code csi.CsiVolumes} and {@code statics.StaticTokens}.
+ */
+package io.satoken.agent.refresh;
