@@ -3,6 +3,7 @@ package io.satoken.controlplane.cli;
 import io.kubernetes.client.openapi.ApiClient;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
+import io.satoken.common.cli.DurationConverter;
 import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
@@ -337,24 +338,5 @@ class RunCommand implements Callable<Integer> {
             host = "unknown";
         }
         return host + "_" + UUID.randomUUID();
-    }
-
-    /** Go-style durations as kube-controller-manager takes them: 15s, 500ms, 2m, 1h. */
-    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            var m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h)").matcher(value);
-            if (!m.matches()) {
-                throw new CommandLine.TypeConversionException("expected a duration like 15s, 500ms, 2m, got \""
-                        + value + "\"");
-            }
-            long n = Long.parseLong(m.group(1));
-            return switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
-            };
-        }
     }
 }
