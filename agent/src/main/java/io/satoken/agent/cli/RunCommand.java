@@ -133,13 +133,7 @@ class RunCommand implements Callable<Integer> {
         if (parsed != null && parsed.mode().csi() && (nodeName == null || nodeName.isBlank())) {
             errors.add("CSI mode needs this node's name: pass --node-name or set NODE_NAME");
         }
-        if (kubeconfig != null) {
-            try {
-                KubeClients.check(kubeconfig);
-            } catch (IOException e) {
-                errors.add(e.getMessage());
-            }
-        }
+        KubeClients.check(kubeconfig, errors);
         UsageErrors.throwIfAny(spec.commandLine(), errors);
         return new Checked(parsed, bytes, address);
     }

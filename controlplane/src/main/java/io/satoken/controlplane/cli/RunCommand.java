@@ -21,7 +21,6 @@ import io.satoken.controlplane.rootca.RootCaPublisher;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
 import io.satoken.controlplane.tokens.TokensController;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -244,13 +243,7 @@ class RunCommand implements Callable<Integer> {
         if (selected != null && selected.isEmpty() && webhookAddress == null) {
             errors.add("--controllers selects no controller and --webhook-address is not given: nothing to run");
         }
-        if (kubeconfig != null) {
-            try {
-                KubeClients.check(kubeconfig);
-            } catch (IOException e) {
-                errors.add(e.getMessage());
-            }
-        }
+        KubeClients.check(kubeconfig, errors);
         UsageErrors.throwIfAny(spec.commandLine(), errors);
         return new Checked(selected, address, tokens ? signer : null, rootCa, webhook);
     }
