@@ -3,6 +3,7 @@ package io.satoken.controlplane.cli;
 import io.kubernetes.client.openapi.ApiClient;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
+import io.satoken.common.cli.ClientAndMetricsOptions;
 import io.satoken.common.cli.DurationConverter;
 import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
@@ -62,9 +63,8 @@ class RunCommand implements Callable<Integer> {
     @CommandLine.Mixin
     LogOptions logs;
 
-    @Option(names = "--kubeconfig", paramLabel = "FILE",
-            description = "Kubeconfig to use; default: in-cluster, then $KUBECONFIG, then ~/.kube/config.")
-    Path kubeconfig;
+    @CommandLine.Mixin
+    ClientAndMetricsOptions clientAndMetrics = new ClientAndMetricsOptions("0.0.0.0:10260");
 
     @Option(names = "--controllers", paramLabel = "LIST", defaultValue = "*",
             description = "Controllers to run: tokens, serviceaccounts, root-ca, aggregation; '*' for all, "
@@ -117,10 +117,6 @@ class RunCommand implements Callable<Integer> {
             description = "Pause between tries to acquire or renew (default: ${DEFAULT-VALUE}).")
     Duration retryPeriod;
 
-    @Option(names = "--metrics-address", paramLabel = "HOST:PORT", defaultValue = "0.0.0.0:10260",
-            description = "Where /healthz, /readyz and /metrics are served (default: ${DEFAULT-VALUE}).")
-    String metricsAddress;
-
     @Option(names = "--webhook-address", paramLabel = "HOST:PORT",
             description = "Serve the admission webhook (HTTPS) here, e.g. 0.0.0.0:9443; off when not given.")
     String webhookAddress;
@@ -169,9 +165,9 @@ class RunCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         logs.apply();
         Checked checked = check();
-        ApiClient client = KubeClients.fromFlags(kubeconfig);
+        ApiClient client = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
         startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
-        ApiClient watchClient = KubeClients.fromFlags(kubeconfig);
+        ApiClient watchClient = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
         watchClient.setReadTimeout(0); // a watch is one long request
         ControlplaneRuntime.LeaderElection election = leaderElect
                 ? new ControlplaneRuntime.LeaderElection(leaderElectNamespace, leaderElectName, identity(),
@@ -211,8 +207,7 @@ class RunCommand implements Callable<Integer> {
     Checked check() {
         List<String> errors = new ArrayList<>();
         Set<String> selected = attempt(errors, () -> ControllerSelection.parse(controllers));
-        InetSocketAddress address = attempt(errors,
-                () -> HealthServer.parseAddress("--metrics-address", metricsAddress));
+        InetSocketAddress address = clientAndMetrics.metricsAddress(errors);
         if (concurrentSyncs < 1) {
             errors.add("--concurrent-syncs must be at least 1, got " + concurrentSyncs);
         }
@@ -243,7 +238,7 @@ class RunCommand implements Callable<Integer> {
         if (selected != null && selected.isEmpty() && webhookAddress == null) {
             errors.add("--controllers selects no controller and --webhook-address is not given: nothing to run");
         }
-        KubeClients.check(kubeconfig, errors);
+        clientAndMetrics.checkKubeconfig(errors);
         UsageErrors.throwIfAny(spec.commandLine(), errors);
         return new Checked(selected, address, tokens ? signer : null, rootCa, webhook);
     }

@@ -140,6 +140,15 @@ class ValidateCommandTest {
                 "--tls-private-key-file: the key does not belong to the first certificate in --tls-cert-file");
     }
 
+    @Test
+    void help_showsTheSharedClientAndMetricsFlagsWithThisProgramsDefault() {
+        for (String command : new String[] {"run", "validate"}) {
+            Result r = run(command, "--help");
+            assertThat(r.exit()).isZero();
+            assertThat(r.out()).contains("--kubeconfig=FILE", "--metrics-address=HOST:PORT", "(default: 0.0.0.0:10260)");
+        }
+    }
+
     private static Result run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
