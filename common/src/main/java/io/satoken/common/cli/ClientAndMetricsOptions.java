@@ -35,12 +35,7 @@ public final class ClientAndMetricsOptions {
 
     /** The parsed {@code --metrics-address}, or null with the error naming the flag added to {@code errors}. */
     public InetSocketAddress metricsAddress(List<String> errors) {
-        try {
-            return HealthServer.parseAddress("--metrics-address", metricsAddress);
-        } catch (IllegalArgumentException e) {
-            errors.add(e.getMessage());
-            return null;
-        }
+        return UsageErrors.attempt(errors, () -> HealthServer.parseAddress("--metrics-address", metricsAddress));
     }
 
     /** Reads a given {@code --kubeconfig} without using it ({@link KubeClients#check(Path, List)}). */
