@@ -3,10 +3,10 @@ package io.satoken.agent.cli;
 import io.kubernetes.client.openapi.ApiClient;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
+import io.satoken.common.cli.ClientAndMetricsOptions;
 import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
-import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.agent.kube.RateLimiter;
 import io.satoken.agent.projection.AgentConfig;
@@ -52,17 +52,12 @@ class RunCommand implements Callable<Integer> {
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "The agent's YAML config.")
     Path config;
 
-    @Option(names = "--kubeconfig", paramLabel = "FILE",
-            description = "Kubeconfig to use; else in-cluster, else $KUBECONFIG or ~/.kube/config.")
-    Path kubeconfig;
+    @CommandLine.Mixin
+    ClientAndMetricsOptions clientAndMetrics = new ClientAndMetricsOptions("127.0.0.1:9810");
 
     @Option(names = "--node-name", paramLabel = "NAME", defaultValue = "${env:NODE_NAME}",
             description = "This node's name; required in CSI mode (default: $NODE_NAME).")
     String nodeName;
-
-    @Option(names = "--metrics-address", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9810",
-            description = "Where /healthz, /readyz and /metrics are served (default: ${DEFAULT-VALUE}).")
-    String metricsAddress;
 
     @Option(names = "--qps", defaultValue = "20", description = "TokenRequests per second, sustained (default: ${DEFAULT-VALUE}).")
     double qps;
@@ -74,7 +69,7 @@ class RunCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         logs.apply();
         Checked checked = check();
-        ApiClient client = KubeClients.fromFlags(kubeconfig);
+        ApiClient client = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
         startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
         AgentRuntime.Settings settings = new AgentRuntime.Settings(checked.config(), config, checked.configBytes(),
                 nodeName, checked.metricsAddress(), AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN),
@@ -111,12 +106,7 @@ class RunCommand implements Callable<Integer> {
      */
     Checked check() {
         List<String> errors = new ArrayList<>();
-        InetSocketAddress address = null;
-        try {
-            address = HealthServer.parseAddress("--metrics-address", metricsAddress);
-        } catch (IllegalArgumentException e) {
-            errors.add(e.getMessage());
-        }
+        InetSocketAddress address = clientAndMetrics.metricsAddress(errors);
         if (!(qps > 0) || burst < 1) {
             errors.add("--qps must be > 0 and --burst >= 1, got qps=" + qps + " burst=" + burst);
         }
@@ -133,13 +123,7 @@ class RunCommand implements Callable<Integer> {
         if (parsed != null && parsed.mode().csi() && (nodeName == null || nodeName.isBlank())) {
             errors.add("CSI mode needs this node's name: pass --node-name or set NODE_NAME");
         }
-        if (kubeconfig != null) {
-            try {
-                KubeClients.check(kubeconfig);
-            } catch (IOException e) {
-                errors.add(e.getMessage());
-            }
-        }
+        clientAndMetrics.checkKubeconfig(errors);
         UsageErrors.throwIfAny(spec.commandLine(), errors);
         return new Checked(parsed, bytes, address);
     }

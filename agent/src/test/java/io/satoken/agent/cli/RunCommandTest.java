@@ -92,6 +92,15 @@ class RunCommandTest {
         assertThat(r.err()).contains("--config");
     }
 
+    @Test
+    void help_showsTheSharedClientAndMetricsFlagsWithThisProgramsDefault() {
+        for (String command : new String[] {"run", "validate"}) {
+            Result r = run(command, "--help");
+            assertThat(r.exit()).isZero();
+            assertThat(r.out()).contains("--kubeconfig=FILE", "--metrics-address=HOST:PORT", "(default: 127.0.0.1:9810)");
+        }
+    }
+
     private static Result run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();

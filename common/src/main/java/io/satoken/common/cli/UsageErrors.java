@@ -1,6 +1,7 @@
 package io.satoken.common.cli;
 
 import java.util.List;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 
 /**
@@ -21,6 +22,19 @@ public final class UsageErrors extends CommandLine.ParameterException {
     public static void throwIfAny(CommandLine command, List<String> errors) {
         if (!errors.isEmpty()) {
             throw new UsageErrors(command, errors);
+        }
+    }
+
+    /**
+     * The result of one check, or null with its {@link IllegalArgumentException}'s message added to {@code errors}:
+     * how a command goes on checking its other flags after one is bad.
+     */
+    public static <T> T attempt(List<String> errors, Supplier<T> check) {
+        try {
+            return check.get();
+        } catch (IllegalArgumentException e) {
+            errors.add(e.getMessage());
+            return null;
         }
     }
 

@@ -1,8 +1,6 @@
 package io.satoken.common.health;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.satoken.common.health.NonBlockingHttpServer.Request;
-import io.satoken.common.health.NonBlockingHttpServer.Response;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;

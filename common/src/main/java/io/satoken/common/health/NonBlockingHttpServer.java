@@ -9,22 +9,15 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
+import java.util.Locale;
 import java.util.Queue;
-import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,17 +59,6 @@ final class NonBlockingHttpServer implements AutoCloseable {
         }
     }
 
-    /** What was asked: the method and the path without its query. */
-    record Request(String method, String path) {
-    }
-
-    /** An answer; {@code headers} are sent besides Content-Type, Content-Length and Connection. */
-    record Response(int status, String contentType, String body, Map<String, String> headers) {
-        static Response text(int status, String body) {
-            return new Response(status, "text/plain; charset=utf-8", body, Map.of());
-        }
-    }
-
     /** Computes answers on a worker thread. */
     interface Handler {
         Response handle(Request request);
@@ -90,16 +72,13 @@ final class NonBlockingHttpServer implements AutoCloseable {
     private static final int ACCEPTS_PER_ROUND = 16;
     private static final Logger log = LoggerFactory.getLogger(NonBlockingHttpServer.class);
 
-    private enum State { READING, HANDLING, WRITING, LINGERING }
-
     private final InetSocketAddress requested;
     private final Handler handler;
     private final Limits limits;
     private final String name;
     private final Queue<Runnable> answered = new ConcurrentLinkedQueue<>();
     // the network thread's alone
-    private final Set<Connection> open = new LinkedHashSet<>();
-    private final Map<InetAddress, Integer> perClient = new HashMap<>();
+    private final OpenConnections open;
     private final ByteBuffer discard = ByteBuffer.allocate(4096);
     private ServerSocketChannel listener;
     private SelectionKey listening;
@@ -115,6 +94,7 @@ final class NonBlockingHttpServer implements AutoCloseable {
         this.handler = handler;
         this.limits = limits;
         this.name = name;
+        this.open = new OpenConnections(limits.maxConnections(), limits.maxConnectionsPerClient());
     }
 
     /** Binds and starts the network thread and the workers. */
@@ -196,7 +176,7 @@ final class NonBlockingHttpServer implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             log.error("{} on {} stopped serving", name, requested, e);
         } finally {
-            new ArrayList<>(open).forEach(this::close);
+            open.all().forEach(this::close);
             quietly(listener);
             quietly(selector);
         }
@@ -204,10 +184,7 @@ final class NonBlockingHttpServer implements AutoCloseable {
 
     private long millisToNextDeadline() {
         long now = System.nanoTime();
-        long wait = acceptPaused ? acceptPausedUntil - now : Long.MAX_VALUE;
-        for (Connection connection : open) {
-            wait = Math.min(wait, connection.deadline - now);
-        }
+        long wait = Math.min(acceptPaused ? acceptPausedUntil - now : Long.MAX_VALUE, open.nanosToNextDeadline(now));
         return wait == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait) + 1);
     }
 
@@ -227,59 +204,40 @@ final class NonBlockingHttpServer implements AutoCloseable {
             if (channel == null) {
                 return;
             }
-            InetAddress client;
             try {
-                client = ((InetSocketAddress) channel.getRemoteAddress()).getAddress();
-                if (!makeRoomFor(client)) {
+                InetAddress client = ((InetSocketAddress) channel.getRemoteAddress()).getAddress();
+                if (!open.makeRoomFor(client, this::makeRoom)) {
                     log.debug("{}: refused a connection from {}: it holds {} connections, none waiting",
-                            name, client, perClient.getOrDefault(client, 0));
+                            name, client, open.held(client));
                     channel.close();
                     continue;
                 }
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 SelectionKey key = channel.register(selector, SelectionKey.OP_READ);
-                Connection connection = new Connection(channel, key, client);
+                HttpConnection connection = new HttpConnection(this, limits, channel, key, client);
                 key.attach(connection);
                 open.add(connection);
-                perClient.merge(client, 1, Integer::sum);
             } catch (IOException e) {
                 quietly(channel);
             }
         }
     }
 
-    /** Step 1. */
-    private boolean makeRoomFor(InetAddress client) {
-        if (perClient.getOrDefault(client, 0) >= limits.maxConnectionsPerClient()) {
-            return closeOldestWaiting(connection -> connection.client.equals(client), "its client's limit");
-        }
-        if (open.size() >= limits.maxConnections()) {
-            return closeOldestWaiting(connection -> true, "the server's limit");
-        }
-        return true;
-    }
-
-    private boolean closeOldestWaiting(Predicate<Connection> among, String reason) {
-        for (Connection connection : open) {
-            if (connection.state == State.READING && among.test(connection)) {
-                log.debug("{}: closed a waiting connection from {} to make room within {}", name, connection.client,
-                        reason);
-                close(connection);
-                return true;
-            }
-        }
-        return false;
+    /** Step 1: a connection still waiting for its request is closed for a new one. */
+    private void makeRoom(HttpConnection connection, String limit) {
+        log.debug("{}: closed a waiting connection from {} to make room within {}", name, connection.client, limit);
+        close(connection);
     }
 
     private void ready(SelectionKey key) {
-        Connection connection = (Connection) key.attachment();
+        HttpConnection connection = (HttpConnection) key.attachment();
         try {
             if (!key.isValid()) {
                 return;
             }
             if (key.isReadable()) {
-                connection.readable();
+                connection.readable(discard);
             } else if (key.isWritable()) {
                 connection.writable();
             }
@@ -292,22 +250,38 @@ final class NonBlockingHttpServer implements AutoCloseable {
     }
 
     private void expire() {
-        long now = System.nanoTime();
-        for (Connection connection : new ArrayList<>(open)) {
-            if (now - connection.deadline >= 0) {
-                if (connection.state != State.LINGERING) {
-                    log.debug("{}: closed a connection from {}: {} past its deadline", name, connection.client,
-                            connection.state.name().toLowerCase(java.util.Locale.ROOT));
-                }
-                close(connection);
+        for (HttpConnection connection : open.pastDeadline(System.nanoTime())) {
+            if (connection.state != HttpConnection.State.LINGERING) {
+                log.debug("{}: closed a connection from {}: {} past its deadline", name, connection.client,
+                        connection.state.name().toLowerCase(Locale.ROOT));
             }
+            close(connection);
         }
     }
 
-    private void close(Connection connection) {
-        if (open.remove(connection)) {
-            perClient.computeIfPresent(connection.client, (client, count) -> count > 1 ? count - 1 : null);
+    /** Step 3: a worker computes the answer; the network thread writes it. */
+    void dispatch(HttpConnection connection, Request request, boolean headOnly) throws IOException {
+        try {
+            workers.execute(() -> {
+                Response response;
+                try {
+                    response = handler.handle(request);
+                } catch (RuntimeException e) {
+                    log.warn("{}: {} {} failed", name, request.method(), request.path(), e);
+                    response = Response.text(500, "internal error\n");
+                }
+                Response done = response;
+                answered.add(() -> connection.answered(done, headOnly));
+                selector.wakeup();
+            });
+        } catch (RejectedExecutionException e) {
+            connection.respond(Response.text(503, "busy\n"), headOnly);
         }
+    }
+
+    /** Closes a connection and forgets it; the connection calls it too, on its client's end of file. */
+    void close(HttpConnection connection) {
+        open.remove(connection);
         connection.key.cancel();
         quietly(connection.channel);
     }
@@ -319,118 +293,6 @@ final class NonBlockingHttpServer implements AutoCloseable {
             }
         } catch (Exception e) {
             // closing is all that was asked; nothing to tell anyone
-        }
-    }
-
-    /** One client connection; touched by the network thread only. */
-    private final class Connection {
-        final SocketChannel channel;
-        final SelectionKey key;
-        final InetAddress client;
-        final ByteBuffer head = ByteBuffer.allocate(limits.maxHeadBytes());
-        State state = State.READING;
-        long deadline = System.nanoTime() + limits.readTimeout().toNanos();
-        ByteBuffer answer;
-
-        Connection(SocketChannel channel, SelectionKey key, InetAddress client) {
-            this.channel = channel;
-            this.key = key;
-            this.client = client;
-        }
-
-        void readable() throws IOException {
-            if (state == State.LINGERING) {
-                discard.clear();
-                if (channel.read(discard) < 0) {
-                    close(this);
-                }
-                return;
-            }
-            int scanFrom = Math.max(0, head.position() - 3);
-            if (channel.read(head) < 0) {
-                close(this);
-                return;
-            }
-            int end = RequestHead.end(head, scanFrom);
-            if (end >= 0) {
-                handle(end);
-            } else if (!head.hasRemaining()) {
-                respond(Response.text(431, "request headers exceed " + limits.maxHeadBytes() + " bytes\n"), false);
-            }
-        }
-
-        /** Step 3. */
-        private void handle(int end) throws IOException {
-            Request request;
-            try {
-                request = RequestHead.parse(head, end);
-            } catch (IllegalArgumentException e) {
-                respond(Response.text(400, e.getMessage() + "\n"), false);
-                return;
-            }
-            state = State.HANDLING;
-            key.interestOps(0);
-            deadline = System.nanoTime() + limits.writeTimeout().toNanos();
-            boolean headOnly = request.method().equals("HEAD");
-            try {
-                workers.execute(() -> {
-                    Response response;
-                    try {
-                        response = handler.handle(request);
-                    } catch (RuntimeException e) {
-                        log.warn("{}: {} {} failed", name, request.method(), request.path(), e);
-                        response = Response.text(500, "internal error\n");
-                    }
-                    Response done = response;
-                    answered.add(() -> {
-                        if (state == State.HANDLING && channel.isOpen()) {
-                            try {
-                                respond(done, headOnly);
-                            } catch (IOException | RuntimeException e) {
-                                close(this);
-                            }
-                        }
-                    });
-                    selector.wakeup();
-                });
-            } catch (RejectedExecutionException e) {
-                respond(Response.text(503, "busy\n"), headOnly);
-            }
-        }
-
-        /** Step 4. */
-        private void respond(Response response, boolean headOnly) throws IOException {
-            byte[] body = response.body().getBytes(StandardCharsets.UTF_8);
-            StringBuilder lines = new StringBuilder("HTTP/1.1 ").append(response.status()).append(' ')
-                    .append(RequestHead.reason(response.status())).append("\r\n")
-                    .append("Content-Type: ").append(response.contentType()).append("\r\n")
-                    .append("Content-Length: ").append(body.length).append("\r\n")
-                    .append("Connection: close\r\n");
-            response.headers().forEach((header, value) ->
-                    lines.append(header).append(": ").append(value).append("\r\n"));
-            byte[] start = lines.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
-            answer = ByteBuffer.allocate(start.length + (headOnly ? 0 : body.length)).put(start);
-            if (!headOnly) {
-                answer.put(body);
-            }
-            answer.flip();
-            state = State.WRITING;
-            deadline = System.nanoTime() + limits.writeTimeout().toNanos();
-            key.interestOps(SelectionKey.OP_WRITE);
-            writable();
-        }
-
-        /** Steps 4 and 5. */
-        void writable() throws IOException {
-            channel.write(answer);
-            if (answer.hasRemaining()) {
-                return;
-            }
-            answer = null;
-            channel.shutdownOutput();
-            state = State.LINGERING;
-            deadline = System.nanoTime() + LINGER.toNanos();
-            key.interestOps(SelectionKey.OP_READ);
         }
     }
 }

@@ -35,7 +35,7 @@ final class RequestHead {
      *
      * @throws IllegalArgumentException saying what is wrong with the request line
      */
-    static NonBlockingHttpServer.Request parse(ByteBuffer buffer, int end) {
+    static Request parse(ByteBuffer buffer, int end) {
         int lineEnd = 0;
         while (lineEnd < end && buffer.get(lineEnd) != '\n') {
             lineEnd++;
@@ -54,7 +54,7 @@ final class RequestHead {
             throw new IllegalArgumentException("the request target must be a path");
         }
         int query = parts[1].indexOf('?');
-        return new NonBlockingHttpServer.Request(parts[0], query < 0 ? parts[1] : parts[1].substring(0, query));
+        return new Request(parts[0], query < 0 ? parts[1] : parts[1].substring(0, query));
     }
 
     static String reason(int status) {

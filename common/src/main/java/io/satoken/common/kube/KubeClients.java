@@ -10,6 +10,7 @@ import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -143,6 +144,21 @@ public final class KubeClients {
         }
         if (server == null || server.isBlank()) {
             throw invalid(file, "its current context names no cluster with a server URL");
+        }
+    }
+
+    /**
+     * {@link #check(Path)} for a command that reports every bad flag at once: the error, if any, is added to
+     * {@code errors} instead of thrown. A null {@code file} (no {@code --kubeconfig} given) is not checked.
+     */
+    public static void check(Path file, List<String> errors) {
+        if (file == null) {
+            return;
+        }
+        try {
+            check(file);
+        } catch (IOException e) {
+            errors.add(e.getMessage());
         }
     }
 

@@ -9,7 +9,9 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
@@ -117,6 +119,33 @@ class KubeClientsTest {
         assertThat(client.getBasePath()).isEqualTo("https://flag.example:6443");
         assertThat(client.getConnectTimeout()).isEqualTo(10_000);
         assertThat(client.getReadTimeout()).isEqualTo(30_000);
+    }
+
+    @Test
+    void checkIntoErrors_addsTheErrorCheckWouldThrow() throws IOException {
+        Path broken = Files.writeString(tmp.resolve("broken.yaml"), "users: [{name: u, user: {token: s3cret\n");
+        Path absent = tmp.resolve("absent.yaml");
+        List<String> errors = new ArrayList<>(List.of("an earlier error"));
+
+        KubeClients.check(broken, errors);
+        KubeClients.check(absent, errors);
+
+        assertThat(errors).hasSize(3);
+        assertThat(errors.get(0)).isEqualTo("an earlier error");
+        assertThatThrownBy(() -> KubeClients.check(broken)).hasMessage(errors.get(1));
+        assertThat(errors.get(1)).startsWith("kubeconfig " + broken + ": not a valid kubeconfig")
+                .doesNotContain("s3cret");
+        assertThat(errors.get(2)).isEqualTo("--kubeconfig " + absent + ": no such file");
+    }
+
+    @Test
+    void checkIntoErrors_addsNothingForAGoodFileOrNoFlag() {
+        List<String> errors = new ArrayList<>();
+
+        KubeClients.check(flagFile, errors);
+        KubeClients.check(null, errors);
+
+        assertThat(errors).isEmpty();
     }
 
     @Test

@@ -3,15 +3,13 @@ package io.satoken.controlplane.cli;
 import io.kubernetes.client.openapi.ApiClient;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
+import io.satoken.common.cli.ClientAndMetricsOptions;
+import io.satoken.common.cli.DurationConverter;
 import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
-import io.satoken.common.health.HealthServer;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.controlplane.admission.AdmissionWebhook;
-import io.satoken.controlplane.admission.ServiceAccountAdmission;
-import io.satoken.controlplane.admission.ServingCertificate;
-import io.satoken.controlplane.admission.WebhookServer;
 import io.satoken.controlplane.jwt.KeyFileException;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;
@@ -20,7 +18,6 @@ import io.satoken.controlplane.rootca.RootCaPublisher;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
 import io.satoken.controlplane.tokens.TokensController;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -32,7 +29,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -62,9 +58,8 @@ class RunCommand implements Callable<Integer> {
     @CommandLine.Mixin
     LogOptions logs;
 
-    @Option(names = "--kubeconfig", paramLabel = "FILE",
-            description = "Kubeconfig to use; default: in-cluster, then $KUBECONFIG, then ~/.kube/config.")
-    Path kubeconfig;
+    @CommandLine.Mixin
+    ClientAndMetricsOptions clientAndMetrics = new ClientAndMetricsOptions("0.0.0.0:10260");
 
     @Option(names = "--controllers", paramLabel = "LIST", defaultValue = "*",
             description = "Controllers to run: tokens, serviceaccounts, root-ca, aggregation; '*' for all, "
@@ -117,61 +112,16 @@ class RunCommand implements Callable<Integer> {
             description = "Pause between tries to acquire or renew (default: ${DEFAULT-VALUE}).")
     Duration retryPeriod;
 
-    @Option(names = "--metrics-address", paramLabel = "HOST:PORT", defaultValue = "0.0.0.0:10260",
-            description = "Where /healthz, /readyz and /metrics are served (default: ${DEFAULT-VALUE}).")
-    String metricsAddress;
-
-    @Option(names = "--webhook-address", paramLabel = "HOST:PORT",
-            description = "Serve the admission webhook (HTTPS) here, e.g. 0.0.0.0:9443; off when not given.")
-    String webhookAddress;
-
-    @Option(names = "--tls-cert-file", paramLabel = "FILE",
-            description = "PEM serving certificate (chain) of the webhook; re-read when it changes.")
-    Path tlsCertFile;
-
-    @Option(names = "--tls-private-key-file", paramLabel = "FILE",
-            description = "PEM private key of --tls-cert-file (PKCS#1, PKCS#8 or SEC1); re-read when it changes.")
-    Path tlsKeyFile;
-
-    @Option(names = "--client-ca-file", paramLabel = "FILE",
-            description = "PEM CA certificate(s): the webhook then requires a client certificate signed by one "
-                    + "(the API server's, from its AdmissionConfiguration kubeconfig); re-read when it changes. "
-                    + "Not given: any client may call the webhook.")
-    Path clientCaFile;
-
-    @Option(names = "--admission-token-volume", paramLabel = "projected|secret", defaultValue = "projected",
-            description = "Token volume the webhook mounts: 'projected' (kube-api-access-*, Kubernetes 1.30) or "
-                    + "'secret' (the ServiceAccount's token Secret, Kubernetes 1.17) (default: ${DEFAULT-VALUE}).")
-    String admissionTokenVolume;
-
-    @Option(names = "--admission-limit-secret-references", defaultValue = "false",
-            description = "Enforce mountable secrets for every ServiceAccount, not only those annotated "
-                    + "kubernetes.io/enforce-mountable-secrets=true (default: ${DEFAULT-VALUE}).")
-    boolean limitSecretReferences;
-
-    @Option(names = "--agent-service-account", paramLabel = "NAMESPACE/NAME",
-            description = "The node agents' ServiceAccount: its token requests are confined to pods on the "
-                    + "requesting agent's node. Required while --webhooks serves serviceaccount-token.")
-    String agentServiceAccount;
-
-    @Option(names = "--webhooks", paramLabel = "LIST", defaultValue = AdmissionWebhook.ALL_WEBHOOKS,
-            description = "Webhook paths to serve: pods (/mutate/pods), serviceaccount-token "
-                    + "(/validate/serviceaccount-token); the others answer 404 (default: ${DEFAULT-VALUE}).")
-    String webhooks;
-
-    @Option(names = "--api-audiences", paramLabel = "LIST", split = ",",
-            description = "The API server's --api-audiences, which it gives a token request that names none: what an "
-                    + "agent volume without an audience asks for. Default: the aud claim of the in-cluster token "
-                    + "(/var/run/secrets/kubernetes.io/serviceaccount/token).")
-    List<String> apiAudiences;
+    @CommandLine.Mixin
+    WebhookOptions webhook;
 
     @Override
     public Integer call() throws Exception {
         logs.apply();
         Checked checked = check();
-        ApiClient client = KubeClients.fromFlags(kubeconfig);
+        ApiClient client = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
         startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
-        ApiClient watchClient = KubeClients.fromFlags(kubeconfig);
+        ApiClient watchClient = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
         watchClient.setReadTimeout(0); // a watch is one long request
         ControlplaneRuntime.LeaderElection election = leaderElect
                 ? new ControlplaneRuntime.LeaderElection(leaderElectNamespace, leaderElectName, identity(),
@@ -210,9 +160,8 @@ class RunCommand implements Callable<Integer> {
      */
     Checked check() {
         List<String> errors = new ArrayList<>();
-        Set<String> selected = attempt(errors, () -> ControllerSelection.parse(controllers));
-        InetSocketAddress address = attempt(errors,
-                () -> HealthServer.parseAddress("--metrics-address", metricsAddress));
+        Set<String> selected = UsageErrors.attempt(errors, () -> ControllerSelection.parse(controllers));
+        InetSocketAddress address = clientAndMetrics.metricsAddress(errors);
         if (concurrentSyncs < 1) {
             errors.add("--concurrent-syncs must be at least 1, got " + concurrentSyncs);
         }
@@ -235,97 +184,17 @@ class RunCommand implements Callable<Integer> {
             }
         }
         Path caFile = rootCaFile != null ? rootCaFile : Files.isRegularFile(IN_CLUSTER_CA) ? IN_CLUSTER_CA : null;
-        byte[] rootCa = caFile == null ? new byte[0] : attempt(errors, () -> RootCaBundle.load(caFile));
+        byte[] rootCa = caFile == null ? new byte[0] : UsageErrors.attempt(errors, () -> RootCaBundle.load(caFile));
         if (caFile == null && selected != null && selected.contains(RootCaPublisher.NAME)) {
             errors.add("the root-ca controller needs --root-ca-file (or leave it out: --controllers=*,-root-ca)");
         }
-        AdmissionWebhook.Settings webhook = webhookSettings(errors);
-        if (selected != null && selected.isEmpty() && webhookAddress == null) {
+        AdmissionWebhook.Settings webhookSettings = webhook.settings(errors);
+        if (selected != null && selected.isEmpty() && webhook.address == null) {
             errors.add("--controllers selects no controller and --webhook-address is not given: nothing to run");
         }
-        if (kubeconfig != null) {
-            try {
-                KubeClients.check(kubeconfig);
-            } catch (IOException e) {
-                errors.add(e.getMessage());
-            }
-        }
+        clientAndMetrics.checkKubeconfig(errors);
         UsageErrors.throwIfAny(spec.commandLine(), errors);
-        return new Checked(selected, address, tokens ? signer : null, rootCa, webhook);
-    }
-
-    /**
-     * The webhook's settings, or null when {@code --webhook-address} is not given; its flags are checked and
-     * its files read either way.
-     */
-    private AdmissionWebhook.Settings webhookSettings(List<String> errors) {
-        boolean on = webhookAddress != null;
-        if (!on && clientCaFile != null) {
-            errors.add("--client-ca-file needs --webhook-address");
-        }
-        if (!on && (tlsCertFile != null || tlsKeyFile != null || agentServiceAccount != null)) {
-            errors.add("--tls-cert-file, --tls-private-key-file and --agent-service-account need --webhook-address");
-        }
-        if (on && (tlsCertFile == null || tlsKeyFile == null)) {
-            errors.add("--webhook-address needs --tls-cert-file and --tls-private-key-file (the webhook serves HTTPS only)");
-        }
-        ServiceAccountAdmission.TokenVolume volume = switch (admissionTokenVolume) {
-            case "projected" -> ServiceAccountAdmission.TokenVolume.PROJECTED;
-            case "secret" -> ServiceAccountAdmission.TokenVolume.SECRET;
-            default -> {
-                errors.add("--admission-token-volume: expected projected or secret, got \"" + admissionTokenVolume + "\"");
-                yield null;
-            }
-        };
-        InetSocketAddress address = on
-                ? attempt(errors, () -> HealthServer.parseAddress("--webhook-address", webhookAddress)) : null;
-        if (agentServiceAccount != null) {
-            attempt(errors, () -> {
-                AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
-                return agentServiceAccount;
-            });
-        }
-        Set<String> served = attempt(errors, () -> AdmissionWebhook.parseWebhooks(webhooks));
-        if (apiAudiences != null) {
-            attempt(errors, () -> AdmissionWebhook.checkApiAudiences(apiAudiences));
-        }
-        ServingCertificate certificate = null;
-        if (tlsCertFile != null && tlsKeyFile != null) {
-            certificate = attempt(errors, () -> ServingCertificate.load(tlsCertFile, tlsKeyFile, clientCaFile));
-        } else {
-            readable("--tls-cert-file", tlsCertFile, errors);
-            readable("--tls-private-key-file", tlsKeyFile, errors);
-            readable("--client-ca-file", clientCaFile, errors);
-        }
-        if (on && served != null) {
-            // no fail-open: serviceaccount-token without --agent-service-account is refused
-            attempt(errors, () -> {
-                AdmissionWebhook.checkSelection(served, agentServiceAccount);
-                return served;
-            });
-        }
-        if (!on || !errors.isEmpty()) {
-            return null; // off, or the errors stop run
-        }
-        return new AdmissionWebhook.Settings(address, certificate, volume, limitSecretReferences, agentServiceAccount,
-                WebhookServer.Limits.defaults(), served, apiAudiences);
-    }
-
-    /** A file given to a part that cannot load it (a certificate without its key): at least it must be readable. */
-    private static void readable(String flag, Path file, List<String> errors) {
-        if (file != null && !Files.isReadable(file)) {
-            errors.add(flag + " " + file + ": not found or not readable");
-        }
-    }
-
-    /** The check's result, or null with its message added to {@code errors}. */
-    private static <T> T attempt(List<String> errors, Supplier<T> check) {
-        try {
-            return check.get();
-        } catch (IllegalArgumentException e) {
-            errors.add(e.getMessage());
-            return null;
-        }
+        return new Checked(selected, address, tokens ? signer : null, rootCa, webhookSettings);
     }
 
     /** Upstream's form: the host name and a UUID, so two processes on one host never share an identity. */
@@ -337,24 +206,5 @@ class RunCommand implements Callable<Integer> {
             host = "unknown";
         }
         return host + "_" + UUID.randomUUID();
-    }
-
-    /** Go-style durations as kube-controller-manager takes them: 15s, 500ms, 2m, 1h. */
-    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            var m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h)").matcher(value);
-            if (!m.matches()) {
-                throw new CommandLine.TypeConversionException("expected a duration like 15s, 500ms, 2m, got \""
-                        + value + "\"");
-            }
-            long n = Long.parseLong(m.group(1));
-            return switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
-            };
-        }
     }
 }

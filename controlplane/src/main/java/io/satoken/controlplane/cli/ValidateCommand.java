@@ -20,7 +20,7 @@ final class ValidateCommand extends RunCommand {
         Checked checked = check();
         spec.commandLine().getOut().println("OK: controllers " + (checked.controllers().isEmpty() ? "none"
                 : String.join(",", checked.controllers())) + "; webhook " + (checked.webhook() == null ? "off"
-                : "on " + webhookAddress + " (" + String.join(",", new TreeSet<>(checked.webhook().webhooks())) + ")")
+                : "on " + webhook.address + " (" + String.join(",", new TreeSet<>(checked.webhook().webhooks())) + ")")
                 + "; leader election " + (leaderElect ? "on" : "off"));
         return 0;
     }

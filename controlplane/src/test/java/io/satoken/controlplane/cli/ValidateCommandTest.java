@@ -72,6 +72,15 @@ class ValidateCommandTest {
     }
 
     @Test
+    void leaderElectionDurationsOfSeveralParts_validate() {
+        // issue 18: the control plane's duration flags take the agent's grammar too (1h30m, 1m500ms)
+        Result r = run("validate", "--controllers=serviceaccounts", "--leader-elect-lease-duration=1m30s",
+                "--leader-elect-renew-deadline=1m", "--leader-elect-retry-period=2s500ms");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("OK: controllers serviceaccounts; webhook off; leader election on");
+    }
+
+    @Test
     void brokenKubeconfig_isReportedWithoutItsContent() throws Exception {
         Path kubeconfig = Files.writeString(tmp.resolve("kubeconfig"), "users: [{name: u, user: {token: s3cret\n");
         Result r = run("validate", "--kubeconfig", kubeconfig.toString(), "--controllers=serviceaccounts");
@@ -129,6 +138,15 @@ class ValidateCommandTest {
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.err()).contains("need --webhook-address",
                 "--tls-private-key-file: the key does not belong to the first certificate in --tls-cert-file");
+    }
+
+    @Test
+    void help_showsTheSharedClientAndMetricsFlagsWithThisProgramsDefault() {
+        for (String command : new String[] {"run", "validate"}) {
+            Result r = run(command, "--help");
+            assertThat(r.exit()).isZero();
+            assertThat(r.out()).contains("--kubeconfig=FILE", "--metrics-address=HOST:PORT", "(default: 0.0.0.0:10260)");
+        }
     }
 
     private static Result run(String... args) {

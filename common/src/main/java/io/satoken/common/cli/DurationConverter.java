@@ -1,4 +1,4 @@
-package io.satoken.agent.cli;
+package io.satoken.common.cli;
 
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -6,8 +6,12 @@ import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /**
- * Parses durations the way Kubernetes tools write them: {@code 30s}, {@code 5m}, {@code 1h30m},
- * {@code 500ms}. A bare number is rejected: a unit is always required.
+ * Parses durations the way Kubernetes tools write them: one or more parts, each a whole number and a unit
+ * ({@code ms}, {@code s}, {@code m}, {@code h}), summed: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h30m}.
+ * A bare number, a sign, a fraction or a space is rejected, with a message naming the value.
+ *
+ * <p>The one grammar of both programs' duration flags. The agent always took several parts; the control plane's
+ * {@code --leader-elect-*} flags took a single part until issue 18 and now take {@code 1h30m} too.
  */
 public final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
 
@@ -18,6 +22,11 @@ public final class DurationConverter implements CommandLine.ITypeConverter<Durat
         return parse(value);
     }
 
+    /**
+     * The duration {@code value} stands for.
+     *
+     * @throws CommandLine.TypeConversionException when it is not parts of a number and a unit, naming the value
+     */
     public static Duration parse(String value) {
         Matcher m = PART.matcher(value);
         Duration total = Duration.ZERO;
@@ -33,8 +42,9 @@ public final class DurationConverter implements CommandLine.ITypeConverter<Durat
             end = m.end();
         }
         if (value.isEmpty() || end != value.length()) {
-            throw new CommandLine.TypeConversionException(
-                    "invalid duration '" + value + "': use a number with a unit, e.g. 30s, 5m, 1h30m");
+            // both programs' former wordings, which their tests and users' scripts may look for
+            throw new CommandLine.TypeConversionException("invalid duration '" + value
+                    + "': expected a duration like 15s, 500ms, 2m or 1h30m (a number with a unit, no spaces)");
         }
         return total;
     }

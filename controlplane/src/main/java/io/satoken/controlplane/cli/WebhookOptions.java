@@ -1,0 +1,132 @@
+package io.satoken.controlplane.cli;
+
+import io.satoken.common.cli.UsageErrors;
+import io.satoken.common.health.HealthServer;
+import io.satoken.controlplane.admission.AdmissionWebhook;
+import io.satoken.controlplane.admission.ServiceAccountAdmission;
+import io.satoken.controlplane.admission.ServingCertificate;
+import io.satoken.controlplane.admission.WebhookServer;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import picocli.CommandLine.Option;
+
+/**
+ * The admission webhook's flags of {@code satoken-controlplane run} (a picocli mixin), checked into the webhook's
+ * {@link AdmissionWebhook.Settings}: off unless {@code --webhook-address} is given, its flags checked either way.
+ */
+final class WebhookOptions {
+
+    @Option(names = "--webhook-address", paramLabel = "HOST:PORT",
+            description = "Serve the admission webhook (HTTPS) here, e.g. 0.0.0.0:9443; off when not given.")
+    String address;
+
+    @Option(names = "--tls-cert-file", paramLabel = "FILE",
+            description = "PEM serving certificate (chain) of the webhook; re-read when it changes.")
+    Path tlsCertFile;
+
+    @Option(names = "--tls-private-key-file", paramLabel = "FILE",
+            description = "PEM private key of --tls-cert-file (PKCS#1, PKCS#8 or SEC1); re-read when it changes.")
+    Path tlsKeyFile;
+
+    @Option(names = "--client-ca-file", paramLabel = "FILE",
+            description = "PEM CA certificate(s): the webhook then requires a client certificate signed by one "
+                    + "(the API server's, from its AdmissionConfiguration kubeconfig); re-read when it changes. "
+                    + "Not given: any client may call the webhook.")
+    Path clientCaFile;
+
+    @Option(names = "--admission-token-volume", paramLabel = "projected|secret", defaultValue = "projected",
+            description = "Token volume the webhook mounts: "
+                    + "'projected' (kube-api-access-*, Kubernetes 1.30) or "
+                    + "'secret' (the ServiceAccount's token Secret, Kubernetes 1.17) (default: ${DEFAULT-VALUE}).")
+    String admissionTokenVolume;
+
+    @Option(names = "--admission-limit-secret-references", defaultValue = "false",
+            description = "Enforce mountable secrets for every ServiceAccount, not only those annotated "
+                    + "kubernetes.io/enforce-mountable-secrets=true (default: ${DEFAULT-VALUE}).")
+    boolean limitSecretReferences;
+
+    @Option(names = "--agent-service-account", paramLabel = "NAMESPACE/NAME",
+            description = "The node agents' ServiceAccount: "
+                    + "its token requests are confined to pods on the requesting agent's node. "
+                    + "Required while --webhooks serves serviceaccount-token.")
+    String agentServiceAccount;
+
+    @Option(names = "--webhooks", paramLabel = "LIST", defaultValue = AdmissionWebhook.ALL_WEBHOOKS,
+            description = "Webhook paths to serve: pods (/mutate/pods), serviceaccount-token "
+                    + "(/validate/serviceaccount-token); the others answer 404 (default: ${DEFAULT-VALUE}).")
+    String webhooks;
+
+    @Option(names = "--api-audiences", paramLabel = "LIST", split = ",",
+            description = "The API server's --api-audiences, which it gives a token request that names none: what an "
+                    + "agent volume without an audience asks for. Default: the aud claim of the in-cluster token "
+                    + "(/var/run/secrets/kubernetes.io/serviceaccount/token).")
+    List<String> apiAudiences;
+
+    /**
+     * The webhook's settings, or null when {@code --webhook-address} is not given; its flags are checked and
+     * its files read either way.
+     */
+    AdmissionWebhook.Settings settings(List<String> errors) {
+        boolean on = address != null;
+        if (!on && clientCaFile != null) {
+            errors.add("--client-ca-file needs --webhook-address");
+        }
+        if (!on && (tlsCertFile != null || tlsKeyFile != null || agentServiceAccount != null)) {
+            errors.add("--tls-cert-file, --tls-private-key-file and --agent-service-account need --webhook-address");
+        }
+        if (on && (tlsCertFile == null || tlsKeyFile == null)) {
+            errors.add("--webhook-address needs --tls-cert-file and --tls-private-key-file (the webhook serves HTTPS only)");
+        }
+        ServiceAccountAdmission.TokenVolume volume = switch (admissionTokenVolume) {
+            case "projected" -> ServiceAccountAdmission.TokenVolume.PROJECTED;
+            case "secret" -> ServiceAccountAdmission.TokenVolume.SECRET;
+            default -> {
+                errors.add("--admission-token-volume: expected projected or secret, got \"" + admissionTokenVolume + "\"");
+                yield null;
+            }
+        };
+        InetSocketAddress socketAddress = on
+                ? UsageErrors.attempt(errors, () -> HealthServer.parseAddress("--webhook-address", address)) : null;
+        if (agentServiceAccount != null) {
+            UsageErrors.attempt(errors, () -> {
+                AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
+                return agentServiceAccount;
+            });
+        }
+        Set<String> served = UsageErrors.attempt(errors, () -> AdmissionWebhook.parseWebhooks(webhooks));
+        if (apiAudiences != null) {
+            UsageErrors.attempt(errors, () -> AdmissionWebhook.checkApiAudiences(apiAudiences));
+        }
+        ServingCertificate certificate = null;
+        if (tlsCertFile != null && tlsKeyFile != null) {
+            certificate = UsageErrors.attempt(errors,
+                    () -> ServingCertificate.load(tlsCertFile, tlsKeyFile, clientCaFile));
+        } else {
+            readable("--tls-cert-file", tlsCertFile, errors);
+            readable("--tls-private-key-file", tlsKeyFile, errors);
+            readable("--client-ca-file", clientCaFile, errors);
+        }
+        if (on && served != null) {
+            // no fail-open: serviceaccount-token without --agent-service-account is refused
+            UsageErrors.attempt(errors, () -> {
+                AdmissionWebhook.checkSelection(served, agentServiceAccount);
+                return served;
+            });
+        }
+        if (!on || !errors.isEmpty()) {
+            return null; // off, or the errors stop run
+        }
+        return new AdmissionWebhook.Settings(socketAddress, certificate, volume, limitSecretReferences,
+                agentServiceAccount, WebhookServer.Limits.defaults(), served, apiAudiences);
+    }
+
+    /** A file given to a part that cannot load it (a certificate without its key): at least it must be readable. */
+    private static void readable(String flag, Path file, List<String> errors) {
+        if (file != null && !Files.isReadable(file)) {
+            errors.add(flag + " " + file + ": not found or not readable");
+        }
+    }
+}
