@@ -46,7 +46,7 @@ import java.util.regex.Pattern;
  * of that writer. Names starting with {@code ..} belong to the writer (AW-5); other names in the
  * target directory that the payload never held are not touched.
  */
-public final class AtomicWriter {
+public final class AtomicWriter implements DirectoryWriter {
 
     static final String DATA_DIR = "..data";
     static final String DATA_TMP = "..data_tmp";
@@ -115,6 +115,7 @@ public final class AtomicWriter {
      * @throws IOException when the target dir does not exist (AW-16) or a step fails; after an error in
      *     step 11 or 12 the new version is already published
      */
+    @Override
     public synchronized boolean write(Map<String, FileContent> payload) throws IOException {
         // 1. AW-7
         CleanPayload files = CleanPayload.of(payload);

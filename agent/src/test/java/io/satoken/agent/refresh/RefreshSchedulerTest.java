@@ -262,12 +262,4 @@ class RefreshSchedulerTest {
     private static String read(Path dir, String path) throws IOException {
         return Files.readString(dir.resolve(path));
     }
-
-    @Test
-    void retryDelays_areLoggedAsTheFlagsWriteDurations() {
-        assertThat(RefreshScheduler.readable(Duration.ofMillis(670))).isEqualTo("670ms");
-        assertThat(RefreshScheduler.readable(Duration.ofMillis(4_250))).isEqualTo("4.3s");
-        assertThat(RefreshScheduler.readable(Duration.ofSeconds(60))).isEqualTo("1m0s");
-        assertThat(RefreshScheduler.readable(Duration.ofSeconds(95))).isEqualTo("1m35s");
-    }
 }
