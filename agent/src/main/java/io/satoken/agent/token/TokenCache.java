@@ -35,13 +35,13 @@ public final class TokenCache {
     private static final Logger log = LoggerFactory.getLogger(TokenCache.class);
 
     private final TokenSource source;
-    private final RefreshPolicy policy;
+    private final RefreshTime policy;
     private final InstantSource clock;
     private final AsyncCache<TokenKey, CachedToken> cache;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
 
-    public TokenCache(TokenSource source, RefreshPolicy policy, InstantSource clock) {
+    public TokenCache(TokenSource source, RefreshTime policy, InstantSource clock) {
         this.source = Objects.requireNonNull(source, "source");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.clock = Objects.requireNonNull(clock, "clock");

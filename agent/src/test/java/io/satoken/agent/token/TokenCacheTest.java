@@ -3,6 +3,7 @@ package io.satoken.agent.token;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import java.time.Duration;

@@ -1,6 +1,6 @@
-package io.satoken.agent.projection;
+package io.satoken.agent.config;
 
-import io.satoken.agent.projection.AgentConfig.Mode;
+import io.satoken.agent.config.AgentConfig.Mode;
 import io.satoken.common.projection.FieldErrors;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.common.projection.ProjectionSpec;

@@ -1,0 +1,7 @@
+/**
+ * Static mode's config file. {@link AgentConfigParser} reads it, with the YAML, field-error and path rules of
+ * {@code io.satoken.common.projection}, into an {@link AgentConfig} (the mode and its {@link StaticProjection}s,
+ * grouped into {@code projection.TokenDirectory}s); names are checked as Kubernetes checks them
+ * ({@code KubeNames}), and every error is reported at once in an {@link InvalidConfigException}.
+ */
+package io.satoken.agent.config;
