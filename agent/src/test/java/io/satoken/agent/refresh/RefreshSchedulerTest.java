@@ -143,6 +143,33 @@ class RefreshSchedulerTest {
     }
 
     @Test
+    void writer_isTheOnePassedIn_andAFailedWriteIsRetriedWithoutANewToken() throws Exception {
+        List<Map<String, FileContent>> published = new ArrayList<>();
+        int[] failuresLeft = {1};
+        RefreshScheduler own = new RefreshScheduler(cache, clock, backoff, clock, RefreshListener.NONE, path -> payload -> {
+            if (failuresLeft[0]-- > 0) {
+                throw new IOException("disk full");
+            }
+            published.add(payload);
+            return true;
+        });
+        try {
+            own.put(new TokenDirectory("a", fs.getPath("/nowhere"), List.of(file(VAULT, "token"))));
+            clock.runDue();
+            assertThat(published).isEmpty();
+            assertThat(clock.nextTimer()).isEqualTo(START.plusSeconds(1));
+            clock.advance(Duration.ofSeconds(1));
+            assertThat(published).hasSize(1);
+            assertThat(new String(published.get(0).get("token").data(), StandardCharsets.UTF_8))
+                    .isEqualTo("token-1");
+            assertThat(source.calls()).isEqualTo(1);
+            assertThat(own.allWritten()).isTrue();
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
     void projectionStates_followPendingReadyAndRefreshFailing() throws Exception {
         scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "vault"), file(STS, "sts"))));
         assertThat(scheduler.projectionStates()).containsEntry(RefreshScheduler.State.PENDING, 2);
