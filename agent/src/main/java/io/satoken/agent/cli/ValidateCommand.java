@@ -1,6 +1,6 @@
 package io.satoken.agent.cli;
 
-import io.satoken.agent.projection.AgentConfig;
+import io.satoken.agent.config.AgentConfig;
 import java.util.Locale;
 import picocli.CommandLine.Command;
 

@@ -11,13 +11,10 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.ServerCalls;
-import io.grpc.stub.StreamObserver;
 import io.satoken.agent.csi.wire.GetPluginCapabilitiesResponse;
 import io.satoken.agent.csi.wire.GetPluginInfoResponse;
 import io.satoken.agent.csi.wire.NodeGetCapabilitiesResponse;
 import io.satoken.agent.csi.wire.NodeGetInfoResponse;
-import io.satoken.agent.csi.wire.NodePublishVolumeRequest;
-import io.satoken.agent.csi.wire.NodePublishVolumeResponse;
 import io.satoken.agent.csi.wire.NodeUnpublishVolumeResponse;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.ProbeResponse;
@@ -27,13 +24,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Locale;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -190,7 +184,7 @@ public final class CsiServer implements AutoCloseable {
                         answer(request -> NodeGetCapabilitiesResponse.getDefaultInstance()))
                 .addMethod(CsiMethods.NODE_GET_INFO, answer(request -> NodeGetInfoResponse.newBuilder()
                         .setNodeId(nodeName).build()))
-                .addMethod(CsiMethods.NODE_PUBLISH_VOLUME, ServerCalls.asyncUnaryCall(this::publish))
+                .addMethod(CsiMethods.NODE_PUBLISH_VOLUME, ServerCalls.asyncUnaryCall(new PublishCall(volumes, publishes)::answer))
                 .addMethod(CsiMethods.NODE_UNPUBLISH_VOLUME, answer(request -> {
                     volumes.unpublish(request.getVolumeId(), request.getTargetPath());
                     return NodeUnpublishVolumeResponse.getDefaultInstance();
@@ -213,62 +207,6 @@ public final class CsiServer implements AutoCloseable {
                     return RegistrationStatusResponse.getDefaultInstance();
                 }))
                 .build();
-    }
-
-    private void publish(NodePublishVolumeRequest request, StreamObserver<NodePublishVolumeResponse> observer) {
-        long start = System.nanoTime();
-        StreamObserver<NodePublishVolumeResponse> response = new StreamObserver<>() {
-            @Override
-            public void onNext(NodePublishVolumeResponse value) {
-                observer.onNext(value);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                publishes.accept(Duration.ofNanos(System.nanoTime() - start),
-                        Status.fromThrowable(t).getCode().name().toLowerCase(Locale.ROOT));
-                observer.onError(t);
-            }
-
-            @Override
-            public void onCompleted() {
-                publishes.accept(Duration.ofNanos(System.nanoTime() - start), "success");
-                observer.onCompleted();
-            }
-        };
-        try {
-            if (!request.hasVolumeCapability() || !request.getVolumeCapability().hasMount()) {
-                throw new CsiException(Status.Code.INVALID_ARGUMENT,
-                        "volume_capability: must be a mount volume; tokens.satoken.io has no block volumes");
-            }
-            volumes.publish(request.getVolumeId(), request.getTargetPath(), request.getVolumeContextMap())
-                    .orTimeout(PUBLISH_WAIT.toSeconds(), TimeUnit.SECONDS)
-                    .whenComplete((done, error) -> {
-                        if (error == null) {
-                            response.onNext(NodePublishVolumeResponse.getDefaultInstance());
-                            response.onCompleted();
-                        } else {
-                            response.onError(statusOf(request.getVolumeId(), error).asRuntimeException());
-                        }
-                    });
-        } catch (CsiException e) {
-            response.onError(e.status().asRuntimeException());
-        } catch (RuntimeException e) {
-            log.error("NodePublishVolume of {} failed", request.getVolumeId(), e);
-            response.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
-        }
-    }
-
-    private static Status statusOf(String volumeId, Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        if (cause instanceof CsiException e) {
-            return e.status();
-        }
-        if (cause instanceof TimeoutException) {
-            return Status.UNAVAILABLE.withDescription("volume " + volumeId + ": still waiting for its first token after "
-                    + PUBLISH_WAIT.toSeconds() + " s (TokenRequests are rate-limited); the kubelet will retry");
-        }
-        return Status.INTERNAL.withDescription(cause.toString());
     }
 
     /** A handler that may fail with a {@link CsiException}. */

@@ -1,7 +1,6 @@
 package io.satoken.agent.csi;
 
 import io.grpc.Status;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.satoken.agent.pods.PodEventSink;
 import io.satoken.agent.projection.PodIdentity;
@@ -60,7 +59,7 @@ public final class CsiVolumes implements RefreshListener {
     private final PodReader pods;
     private final RefreshScheduler scheduler;
     private final TokenAdoption adoption;
-    private final PodEventSink events;
+    private final VolumeEvents events;
 
     /** By volume id; guarded by {@code this}. */
     private final Map<String, Entry> volumes = new HashMap<>();
@@ -87,7 +86,7 @@ public final class CsiVolumes implements RefreshListener {
         this.pods = pods;
         this.scheduler = scheduler;
         this.adoption = adoption;
-        this.events = events;
+        this.events = new VolumeEvents(events);
     }
 
     /**
@@ -99,7 +98,7 @@ public final class CsiVolumes implements RefreshListener {
      */
     public CompletableFuture<Void> publish(String volumeId, String targetPath, Map<String, String> attributes)
             throws CsiException {
-        Path target = target(volumeId, targetPath);                                              // 1
+        Path target = VolumeTarget.check(podsDir, volumeId, targetPath);                           // 1
         VolumeAttributes.Request request;
         try {
             request = VolumeAttributes.parse(attributes);                                        // 2
@@ -121,7 +120,7 @@ public final class CsiVolumes implements RefreshListener {
         }
         try {
             PodIdentity pod = request.pod();
-            V1Pod current = readPod(pod);                                                        // 4
+            V1Pod current = CurrentPod.read(pods, pod);                                                        // 4
             List<Projection> files;
             try {
                 files = PodProjections.projections(pod, current, request.files());
@@ -149,7 +148,7 @@ public final class CsiVolumes implements RefreshListener {
 
     /** Unpublishes a volume: stops its refresh, unmounts it, removes its directory and record. Idempotent. */
     public void unpublish(String volumeId, String targetPath) throws CsiException {
-        Path target = target(volumeId, targetPath);
+        Path target = VolumeTarget.check(podsDir, volumeId, targetPath);
         Entry entry;
         synchronized (this) {
             entry = volumes.remove(volumeId);
@@ -237,10 +236,7 @@ public final class CsiVolumes implements RefreshListener {
                 abandon(volumeId, entry, new CsiException(code, "first token of the volume: " + error.getMessage()));
                 continue;
             }
-            String paths = dir.projections().stream().filter(p -> p.key().equals(key)).map(Projection::path)
-                    .toList().toString();
-            events.warning(podObject(entry.volume.pod()), PodEventSink.TOKEN_REQUEST_FAILED, "token for " + paths
-                    + ": " + error.getMessage() + (serving ? " (the current token stays in place until it expires)" : ""));
+            events.refreshFailed(entry.volume.pod(), dir, key, error, serving);
         }
     }
 
@@ -248,10 +244,7 @@ public final class CsiVolumes implements RefreshListener {
     public void clockSkew(TokenDirectory dir, Projection projection, TokenInfo info) {
         Entry entry = entryOf(dir);
         if (entry != null && entry.volume != null) {
-            events.warning(podObject(entry.volume.pod()), PodEventSink.TOKEN_CLOCK_SKEW, "token for "
-                    + projection.path() + " was issued at " + info.issuedAt()
-                    + (info.notBefore() == null ? "" : " (nbf " + info.notBefore() + ")")
-                    + ", ahead of this node's clock; check time synchronisation on node and API server");
+            events.clockSkew(entry.volume.pod(), projection, info);
         }
     }
 
@@ -280,55 +273,11 @@ public final class CsiVolumes implements RefreshListener {
         return volumes.get(dir.name().substring(PublishedVolume.DIR_PREFIX.length()));
     }
 
-    private V1Pod readPod(PodIdentity pod) throws CsiException {
-        V1Pod current;
-        try {
-            current = pods.read(pod.namespace(), pod.name());
-        } catch (IOException e) {
-            throw new CsiException(Status.Code.UNAVAILABLE, "reading pod " + pod + " failed: " + e.getMessage(), e);
-        }
-        if (current == null) {
-            throw new CsiException(Status.Code.NOT_FOUND, "pod " + pod + " does not exist");
-        }
-        String uid = current.getMetadata() == null ? null : current.getMetadata().getUid();
-        if (!pod.uid().equals(uid)) {
-            throw new CsiException(Status.Code.FAILED_PRECONDITION, "pod " + pod.namespace() + "/" + pod.name()
-                    + " now has uid " + uid + ", not the kubelet's " + pod.uid() + "; it was replaced");
-        }
-        return current;
-    }
-
     private void mount(Path target) throws IOException {
         if (mounter.isMounted(target)) {
             return; // mounted by an earlier attempt that did not finish
         }
         Files.createDirectories(target);
         mounter.mountTmpfs(target);
-    }
-
-    /** Step 1: the id names a file, and the target is a normalized absolute path under the kubelet's pods. */
-    private Path target(String volumeId, String targetPath) throws CsiException {
-        if (volumeId == null || volumeId.isEmpty()) {
-            throw new CsiException(Status.Code.INVALID_ARGUMENT, "volume_id: Required value");
-        }
-        if (!VolumeStore.validId(volumeId)) {
-            throw new CsiException(Status.Code.INVALID_ARGUMENT,
-                    "volume_id: must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
-        }
-        if (targetPath == null || targetPath.isEmpty()) {
-            throw new CsiException(Status.Code.INVALID_ARGUMENT, "target_path: Required value");
-        }
-        Path target = Path.of(targetPath);
-        if (!target.isAbsolute() || !target.normalize().equals(target) || !target.startsWith(podsDir)
-                || target.equals(podsDir)) {
-            throw new CsiException(Status.Code.INVALID_ARGUMENT, "target_path: must be a normalized absolute path "
-                    + "under " + podsDir + ", got " + targetPath);
-        }
-        return target;
-    }
-
-    /** Enough of a pod for an Event to name it. */
-    private static V1Pod podObject(PodIdentity pod) {
-        return new V1Pod().metadata(new V1ObjectMeta().namespace(pod.namespace()).name(pod.name()).uid(pod.uid()));
     }
 }

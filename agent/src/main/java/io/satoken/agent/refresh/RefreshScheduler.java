@@ -8,9 +8,9 @@ import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.AtomicWriter;
-import io.satoken.agent.write.FileContent;
+import io.satoken.agent.write.DirectoryWriter;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -19,13 +19,12 @@ import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,8 +37,9 @@ import org.slf4j.LoggerFactory;
  * keeps serving the still-valid token. Removing the last directory that uses a key cancels its timer
  * and drops its token.
  *
- * <p>Work runs on the {@link TaskScheduler}'s threads; the maps are guarded by {@code this}, and each
- * directory is written under its writer's lock so two tokens of one directory never race on disk.
+ * <p>Work runs on the {@link TaskScheduler}'s threads. Two locks: {@code this} guards the maps and every
+ * {@link KeyRefresh}; a directory's write lock ({@link DirectoryOutput#writeLock}) is taken before it, so
+ * two tokens of one directory never race on disk.
  */
 public final class RefreshScheduler implements AutoCloseable {
 
@@ -50,18 +50,27 @@ public final class RefreshScheduler implements AutoCloseable {
     private final Backoff backoff;
     private final InstantSource clock;
     private final RefreshListener listener;
+    private final Function<Path, DirectoryWriter> writerFor;
 
-    private final Map<String, DirState> dirs = new HashMap<>();
-    private final Map<TokenKey, KeyState> keys = new HashMap<>();
+    private final Map<String, DirectoryOutput> dirs = new HashMap<>();
+    private final Map<TokenKey, KeyRefresh> keys = new HashMap<>();
     private boolean closed;
 
+    /** Writes each directory with an {@link AtomicWriter}. */
     public RefreshScheduler(TokenCache cache, TaskScheduler timers, Backoff backoff, InstantSource clock,
             RefreshListener listener) {
+        this(cache, timers, backoff, clock, listener, dir -> new AtomicWriter(dir, clock));
+    }
+
+    /** @param writerFor makes the writer of a directory, once per place a directory is registered at */
+    public RefreshScheduler(TokenCache cache, TaskScheduler timers, Backoff backoff, InstantSource clock,
+            RefreshListener listener, Function<Path, DirectoryWriter> writerFor) {
         this.cache = cache;
         this.timers = timers;
         this.backoff = backoff;
         this.clock = clock;
         this.listener = listener;
+        this.writerFor = Objects.requireNonNull(writerFor, "writerFor");
     }
 
     /** Adds a directory, or replaces the one with the same name; its tokens are fetched and written soon. */
@@ -69,26 +78,27 @@ public final class RefreshScheduler implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("scheduler is closed");
         }
-        DirState old = dirs.get(dir.name());
-        DirState state = old != null && old.dir.dir().equals(dir.dir())
+        DirectoryOutput old = dirs.get(dir.name());
+        DirectoryOutput output = old != null && old.dir().dir().equals(dir.dir())
                 ? old.replacedBy(dir)
-                : new DirState(dir, new AtomicWriter(dir.dir(), clock));
-        dirs.put(dir.name(), state);
+                : new DirectoryOutput(dir, writerFor.apply(dir.dir()));
+        dirs.put(dir.name(), output);
         Set<TokenKey> needed = dir.keys();
         if (old != null) {
-            old.dir.keys().stream().filter(k -> !needed.contains(k)).forEach(k -> release(k, dir.name()));
+            old.dir().keys().stream().filter(k -> !needed.contains(k)).forEach(k -> release(k, dir.name()));
         }
         for (TokenKey key : needed) {
-            keys.computeIfAbsent(key, k -> new KeyState()).dirs.add(dir.name());
-            scheduleAttempt(key, clock.instant(), false);
+            KeyRefresh state = keys.computeIfAbsent(key, KeyRefresh::new);
+            state.addDir(dir.name());
+            state.schedule(timers, clock.instant(), false, this::attempt);
         }
     }
 
     /** Forgets a directory. Its files stay on disk; tokens no other directory uses are dropped. */
     public synchronized void remove(String name) {
-        DirState state = dirs.remove(name);
-        if (state != null) {
-            state.dir.keys().forEach(k -> release(k, name));
+        DirectoryOutput output = dirs.remove(name);
+        if (output != null) {
+            output.dir().keys().forEach(k -> release(k, name));
         }
     }
 
@@ -115,13 +125,9 @@ public final class RefreshScheduler implements AutoCloseable {
         for (State s : State.values()) {
             counts.put(s, 0);
         }
-        for (DirState dir : dirs.values()) {
-            for (Projection p : dir.dir.projections()) {
-                KeyState key = keys.get(p.key());
-                State s = key.token == null
-                        ? (key.failures == 0 ? State.PENDING : State.FAILED)
-                        : (key.failures == 0 ? State.READY : State.REFRESH_FAILING);
-                counts.merge(s, 1, Integer::sum);
+        for (DirectoryOutput output : dirs.values()) {
+            for (Projection p : output.dir().projections()) {
+                counts.merge(keys.get(p.key()).state(), 1, Integer::sum);
             }
         }
         return counts;
@@ -130,14 +136,15 @@ public final class RefreshScheduler implements AutoCloseable {
     /** The expiry of the soonest-expiring token held for a directory, if any token is held. */
     public synchronized Optional<Instant> soonestExpiry() {
         return keys.values().stream()
-                .filter(k -> k.token != null)
-                .map(k -> k.token.expiresAt())
+                .map(KeyRefresh::token)
+                .filter(Objects::nonNull)
+                .map(IssuedToken::expiresAt)
                 .min(Instant::compareTo);
     }
 
     /** True when every registered directory has had every one of its files written at least once. */
     public synchronized boolean allWritten() {
-        return dirs.values().stream().allMatch(DirState::complete);
+        return dirs.values().stream().allMatch(DirectoryOutput::complete);
     }
 
     /** True when each named directory is registered and has had every one of its files written. */
@@ -149,90 +156,77 @@ public final class RefreshScheduler implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
-        keys.values().forEach(KeyState::cancelTimer);
+        keys.values().forEach(KeyRefresh::release);
         keys.clear();
         dirs.clear();
     }
 
     private void release(TokenKey key, String dirName) {
-        KeyState state = keys.get(key);
-        if (state != null && state.dirs.remove(dirName) && state.dirs.isEmpty()) {
+        KeyRefresh state = keys.get(key);
+        if (state != null && state.removeDir(dirName)) {
             keys.remove(key);
-            state.cancelTimer();
+            state.release();
             cache.invalidate(key);
         }
     }
 
-    /** Replaces the key's timer. {@code force}: the token is due, refresh even if the cache has it. */
-    private void scheduleAttempt(TokenKey key, Instant at, boolean force) {
-        KeyState state = keys.get(key);
-        state.cancelTimer();
-        long generation = ++state.generation;
-        state.timer = timers.schedule(at, () -> attempt(key, generation, force));
-    }
-
-    private void attempt(TokenKey key, long generation, boolean force) {
+    /** A timer fired: fetch the key's token, write every directory that holds it, then set the next timer. */
+    private void attempt(KeyRefresh state, long generation, boolean force) {
         synchronized (this) {
-            KeyState state = keys.get(key);
-            if (state == null || state.generation != generation) {
+            if (!state.started(generation)) {
                 return; // removed or rescheduled since this timer was set
             }
-            state.timer = null;
         }
+        TokenKey key = state.key();
         CachedToken cached;
         try {
             cached = force ? cache.refresh(key) : cache.get(key);
         } catch (TokenSourceException e) {
-            listener.fetchFailed(key, holders(key, generation), e, false);
-            retryLater(key, generation, e.getMessage(), e, e.retryAfter(), e.permanent());
+            listener.fetchFailed(key, holders(state, generation), e, false);
+            retryLater(state, generation, e.getMessage(), e, e.retryAfter(), e.permanent());
             return;
         }
-        List<DirState> holders;
+        List<DirectoryOutput> holders;
         synchronized (this) {
-            KeyState state = keys.get(key);
-            if (state == null || state.generation != generation) {
+            if (!state.fetched(generation, cached.token())) {
                 return;
             }
-            state.token = cached.token();
-            holders = state.dirs.stream().map(dirs::get).toList();
+            holders = state.dirs().stream().map(dirs::get).toList();
         }
         List<String> writeErrors = new ArrayList<>();
         Exception writeError = null;
-        for (DirState dir : holders) {
+        for (DirectoryOutput output : holders) {
             try {
-                write(dir);
+                write(output);
             } catch (IOException | RuntimeException e) {
-                writeErrors.add(dir.dir.name() + ": " + e.getMessage());
+                writeErrors.add(output.dir().name() + ": " + e.getMessage());
                 writeError = writeError == null ? e : writeError;
-                listener.writeFailed(dir.dir, e);
+                listener.writeFailed(output.dir(), e);
             }
         }
         TokenSourceException refreshError = cached.refreshError();
         if (refreshError != null) {
-            listener.fetchFailed(key, holders.stream().map(d -> d.dir).toList(), refreshError, true);
-            retryLater(key, generation, refreshError.getMessage() + "; serving the cached token, valid until "
+            listener.fetchFailed(key, holders.stream().map(DirectoryOutput::dir).toList(), refreshError, true);
+            retryLater(state, generation, refreshError.getMessage() + "; serving the cached token, valid until "
                     + cached.token().expiresAt(), refreshError, refreshError.retryAfter(), refreshError.permanent());
         } else if (!writeErrors.isEmpty()) {
-            retryLater(key, generation, "writing token " + key + " failed: " + writeErrors, writeError, Optional.empty(),
-                    false);
+            retryLater(state, generation, "writing token " + key + " failed: " + writeErrors, writeError,
+                    Optional.empty(), false);
         } else {
             synchronized (this) {
-                KeyState state = keys.get(key);
-                if (state != null && state.generation == generation) {
-                    state.failures = 0;
-                    scheduleAttempt(key, cached.refreshAt(), true);
+                if (state.succeeded(generation)) {
+                    state.schedule(timers, cached.refreshAt(), true, this::attempt);
                 }
             }
         }
     }
 
     /** The directories that need the key, if the attempt of this generation is still current. */
-    private synchronized List<TokenDirectory> holders(TokenKey key, long generation) {
-        KeyState state = keys.get(key);
-        if (state == null || state.generation != generation) {
+    private synchronized List<TokenDirectory> holders(KeyRefresh state, long generation) {
+        if (!state.isCurrent(generation)) {
             return List.of();
         }
-        return state.dirs.stream().map(name -> dirs.get(name).dir).toList();
+        return state.dirs().stream().map(name -> dirs.get(name).dir()).toList();
     }
 
     /**
@@ -240,102 +234,35 @@ public final class RefreshScheduler implements AutoCloseable {
      * {@code cause} the stack trace at debug. A permanent refusal (403, 404, 422) waits the backoff cap at
      * once: asking again sooner would get the same answer.
      */
-    private synchronized void retryLater(TokenKey key, long generation, String why, Exception cause,
+    private synchronized void retryLater(KeyRefresh state, long generation, String why, Exception cause,
             Optional<Duration> retryAfter, boolean permanent) {
-        KeyState state = keys.get(key);
-        if (state == null || state.generation != generation) {
-            return;
+        int failures = state.failed(generation);
+        if (failures == 0) {
+            return; // stale: the key was rescheduled or released meanwhile
         }
-        state.failures++;
-        Duration delay = backoff.delay(permanent ? Integer.MAX_VALUE : state.failures, retryAfter);
-        log.warn("{} (attempt {}); retrying in {}", why, state.failures, readable(delay), cause);
+        Duration delay = backoff.delay(permanent ? Integer.MAX_VALUE : failures, retryAfter);
+        log.warn("{} (attempt {}); retrying in {}", why, failures, DurationText.of(delay), cause);
         // A retry is not forced: if a valid token is cached and only the write failed, no new token is minted.
-        scheduleAttempt(key, clock.instant().plus(delay), false);
-    }
-
-    /** {@code 670ms}, {@code 4.2s}, {@code 1m0s}: as the README and the flags write durations, not {@code PT0.67S}. */
-    static String readable(Duration d) {
-        long ms = d.toMillis();
-        if (ms < 1000) {
-            return ms + "ms";
-        }
-        if (ms < 60_000) {
-            return String.format(Locale.ROOT, "%.1fs", ms / 1000.0);
-        }
-        return d.toMinutes() + "m" + d.toSecondsPart() + "s";
+        state.schedule(timers, clock.instant().plus(delay), false, this::attempt);
     }
 
     /** Writes the directory if every token it needs is known; tells the listener which files changed. */
-    private void write(DirState dir) throws IOException {
-        synchronized (dir.writer) { // shared with the DirState this one replaced
-            Map<String, FileContent> payload = new LinkedHashMap<>();
+    private void write(DirectoryOutput output) throws IOException {
+        synchronized (output.writeLock()) {
             Map<Projection, IssuedToken> tokens = new LinkedHashMap<>();
             synchronized (this) {
-                if (dirs.get(dir.dir.name()) != dir) {
+                if (dirs.get(output.dir().name()) != output) {
                     return; // removed or replaced meanwhile
                 }
-                for (Projection p : dir.dir.projections()) {
-                    KeyState state = keys.get(p.key());
-                    if (state == null || state.token == null) {
+                for (Projection p : output.dir().projections()) {
+                    KeyRefresh state = keys.get(p.key());
+                    if (state == null || state.token() == null) {
                         return; // written once the last missing token arrives
                     }
-                    tokens.put(p, state.token);
+                    tokens.put(p, state.token());
                 }
             }
-            tokens.forEach((p, token) -> payload.put(p.path(),
-                    new FileContent(token.token().getBytes(StandardCharsets.UTF_8), p.mode(), p.uid(), p.gid())));
-            boolean changed = dir.writer.write(payload);
-            tokens.forEach((p, token) -> {
-                IssuedToken before = dir.written.put(p.path(), token);
-                // Unchanged on disk (a token adopted at restart, say) is not a write worth reporting.
-                if (changed && before != token) {
-                    listener.written(dir.dir, p, token, before != null && !before.token().equals(token.token()));
-                }
-            });
-        }
-    }
-
-    private static final class KeyState {
-        final Set<String> dirs = new LinkedHashSet<>();
-        IssuedToken token;
-        TaskScheduler.Cancellable timer;
-        long generation;
-        int failures;
-
-        void cancelTimer() {
-            if (timer != null) {
-                timer.cancel();
-                timer = null;
-            }
-        }
-    }
-
-    private static final class DirState {
-        final TokenDirectory dir;
-        final AtomicWriter writer;
-        /** The token last written at each path, to report rotations. Updated under the writer's lock. */
-        final Map<String, IssuedToken> written;
-
-        DirState(TokenDirectory dir, AtomicWriter writer) {
-            this(dir, writer, new ConcurrentHashMap<>());
-        }
-
-        private DirState(TokenDirectory dir, AtomicWriter writer, Map<String, IssuedToken> written) {
-            this.dir = dir;
-            this.writer = writer;
-            this.written = written;
-        }
-
-        /**
-         * Read under the scheduler's lock but not the writer's (taking both in this order could deadlock
-         * with {@code write}); {@code written} is concurrent, and a stale answer only delays readiness.
-         */
-        boolean complete() {
-            return dir.projections().stream().allMatch(p -> written.containsKey(p.path()));
-        }
-
-        DirState replacedBy(TokenDirectory next) {
-            return new DirState(next, writer, written);
+            output.write(tokens, listener);
         }
     }
 }

@@ -1,9 +1,9 @@
 package io.satoken.agent.statics;
 
 import io.satoken.agent.metrics.AgentMetrics;
-import io.satoken.agent.projection.AgentConfig;
-import io.satoken.agent.projection.AgentConfigParser;
-import io.satoken.agent.projection.InvalidConfigException;
+import io.satoken.agent.config.AgentConfig;
+import io.satoken.agent.config.AgentConfigParser;
+import io.satoken.agent.config.InvalidConfigException;
 import io.satoken.agent.refresh.TaskScheduler;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,16 +1,16 @@
 package io.satoken.agent.token;
 
-import com.github.benmanes.caffeine.cache.AsyncCache;
+import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,44 +27,47 @@ import org.slf4j.LoggerFactory;
  *   <li>An entry expires at the token's own expiry (strictly after it, TM-7) and is evicted.</li>
  * </ul>
  *
- * <p>The calls run on the caller's thread. Entries are futures in a Caffeine {@link AsyncCache}, so a
- * slow call for one key never holds a lock that another key needs.
+ * <p>Two maps, each with one job. {@code tokens}, a Caffeine cache, holds the tokens and evicts them at expiry.
+ * {@code inFlight} holds the call in progress for a key, as a future its waiters join: the caller whose future
+ * gets in makes the call on its own thread, and nobody holds a lock meanwhile, so a slow call for one key never
+ * blocks another key. The token goes into the cache and the call leaves {@code inFlight} in one atomic step
+ * ({@link #finish}), so a caller sees either the call or its result. Failed calls never enter Caffeine, which would
+ * log a stack trace for each; the error is reported once, by whoever handles it.
  */
 public final class TokenCache {
 
     private static final Logger log = LoggerFactory.getLogger(TokenCache.class);
 
     private final TokenSource source;
-    private final RefreshPolicy policy;
+    private final RefreshTime policy;
     private final InstantSource clock;
-    private final AsyncCache<TokenKey, CachedToken> cache;
+    private final Cache<TokenKey, CachedToken> tokens;
+    private final ConcurrentMap<TokenKey, CompletableFuture<CachedToken>> inFlight = new ConcurrentHashMap<>();
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
 
-    public TokenCache(TokenSource source, RefreshPolicy policy, InstantSource clock) {
+    public TokenCache(TokenSource source, RefreshTime policy, InstantSource clock) {
         this.source = Objects.requireNonNull(source, "source");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.cache = Caffeine.newBuilder()
+        this.tokens = Caffeine.newBuilder()
                 .ticker(() -> epochNanos(clock.instant()))
-                .executor(Runnable::run) // nothing runs asynchronously: callers complete the futures
+                .executor(Runnable::run) // evictions happen on the caller's thread; nothing runs in the background
                 .expireAfter(new ExpireWithToken())
-                .buildAsync();
+                .build();
     }
 
     /**
-     * The token for the key: the cached one while it does not need a refresh (TM-4), else a new one.
+     * The token for the key: the cached one while it does not need a refresh (TM-4), else a new one. While a
+     * call for the key is in flight, its result.
      *
      * @throws TokenSourceException when there is no valid token to serve
      */
     public CachedToken get(TokenKey key) throws TokenSourceException {
-        CompletableFuture<CachedToken> cached = cache.getIfPresent(key);
-        if (cached != null && cached.isDone() && !cached.isCompletedExceptionally()) {
-            CachedToken entry = cached.join();
-            if (!entry.requiresRefresh(clock.instant())) {
-                hits.increment();
-                return entry;
-            }
+        Optional<CachedToken> entry = peek(key);
+        if (entry.isPresent() && !entry.get().requiresRefresh(clock.instant())) {
+            hits.increment();
+            return entry.get();
         }
         misses.increment();
         return fetch(key, false);
@@ -78,37 +81,40 @@ public final class TokenCache {
         return fetch(key, true);
     }
 
-    /** The live cached entry for the key, without fetching or refreshing. */
+    /** The cached entry for the key, without fetching or refreshing; empty while a call for it is in flight. */
     public Optional<CachedToken> peek(TokenKey key) {
-        CompletableFuture<CachedToken> cached = cache.getIfPresent(key);
-        return cached == null || !cached.isDone() || cached.isCompletedExceptionally()
-                ? Optional.empty()
-                : Optional.of(cached.join());
+        return inFlight.containsKey(key) ? Optional.empty() : Optional.ofNullable(tokens.getIfPresent(key));
     }
 
     /**
      * Puts a token found on disk into the cache (restart adoption) so it is served, not re-minted, until
      * its refresh is due. Refused, returning false, when the token is expired or already due, or when the
-     * key has a token or a call in flight.
+     * key has a token or a call in flight. (A call that starts just after this check finds the adopted
+     * token and serves it, or replaces it with a newer one: either way the cache stays consistent.)
      */
     public boolean adopt(TokenKey key, IssuedToken token) {
         Instant now = clock.instant();
         CachedToken entry = new CachedToken(token, policy.refreshAt(token), null);
-        if (token.isExpired(now) || entry.requiresRefresh(now)) {
+        if (token.isExpired(now) || entry.requiresRefresh(now) || inFlight.containsKey(key)) {
             return false;
         }
-        return cache.asMap().putIfAbsent(key, CompletableFuture.completedFuture(entry)) == null;
+        return tokens.asMap().putIfAbsent(key, entry) == null;
     }
 
-    /** Drops the key's token (its last user is gone). */
+    /** Drops the key's token (its last user is gone); a call in flight for it still answers its waiters, uncached. */
     public void invalidate(TokenKey key) {
-        cache.synchronous().invalidate(key);
+        inFlight.remove(key); // first: a call finishing now must not put its token back
+        tokens.invalidate(key);
     }
 
     /** TM-10: drops every token bound to the pod with this UID. */
     public void invalidatePod(String podUid) {
-        cache.synchronous().asMap().keySet().removeIf(
-                key -> key.boundObject().isPod() && key.boundObject().uid().equals(podUid));
+        inFlight.keySet().removeIf(key -> boundTo(key, podUid));
+        tokens.asMap().keySet().removeIf(key -> boundTo(key, podUid));
+    }
+
+    private static boolean boundTo(TokenKey key, String podUid) {
+        return key.boundObject().isPod() && key.boundObject().uid().equals(podUid);
     }
 
     /** How many {@link #get} calls were answered from the cache. */
@@ -123,58 +129,86 @@ public final class TokenCache {
 
     /** How many tokens are cached (including calls in flight). */
     public long size() {
-        return cache.synchronous().estimatedSize();
+        return tokens.estimatedSize() + inFlight.keySet().stream().filter(k -> !tokens.asMap().containsKey(k)).count();
     }
 
+    /**
+     * Single flight: the caller whose future gets into {@code inFlight} makes the call; the others wait for it.
+     *
+     * <pre>
+     * 1. Register a future for the key, or join the one already there.
+     * 2. Unless forced, serve the cached token if another caller refreshed it meanwhile.
+     * 3. Ask the source; a failure still serves a valid cached token (TM-5), else is an error.
+     * 4. Cache the result and leave inFlight in one step; complete the future for the waiters.
+     * </pre>
+     */
     private CachedToken fetch(TokenKey key, boolean force) throws TokenSourceException {
-        Instant now = clock.instant();
-        CompletableFuture<CachedToken> mine = new CompletableFuture<>();
-        CachedToken[] previous = new CachedToken[1];
-        CompletableFuture<CachedToken> winner = cache.asMap().compute(key, (k, current) -> {
-            if (current == null) {
-                return mine;
-            }
-            if (!current.isDone()) {
-                return current; // single flight: wait for the call in progress
-            }
-            CachedToken entry = current.isCompletedExceptionally() ? null : current.join();
-            if (entry != null && !force && !entry.requiresRefresh(now)) {
-                return current; // another caller refreshed it while we were deciding
-            }
-            previous[0] = entry;
-            return mine;
-        });
-        if (winner != mine) {
-            return await(winner);
+        // 1.
+        CompletableFuture<CachedToken> call = new CompletableFuture<>();
+        CompletableFuture<CachedToken> running = inFlight.putIfAbsent(key, call);
+        if (running != null) {
+            return await(running);
         }
+        try {
+            // 2.
+            CachedToken previous = tokens.getIfPresent(key);
+            CachedToken result = !force && previous != null && !previous.requiresRefresh(clock.instant())
+                    ? previous
+                    : issue(key, previous); // 3.
+            // 4.
+            finish(key, call, result);
+            call.complete(result);
+            return result;
+        } catch (TokenSourceException e) {
+            finish(key, call, null); // nothing valid remains
+            call.completeExceptionally(e);
+            throw e;
+        } catch (RuntimeException | Error e) {
+            // never leave waiters parked on a call that will not finish
+            finish(key, call, null);
+            Exception cause = e instanceof Exception x ? x : new Exception(e);
+            call.completeExceptionally(failure("failed to fetch token " + key, cause));
+            throw e;
+        }
+    }
 
+    /** Asks the source for the key's token; {@code previous} is served, marked, if the call fails (TM-5). */
+    private CachedToken issue(TokenKey key, CachedToken previous) throws TokenSourceException {
         try {
             IssuedToken token = source.issue(key);
-            CachedToken fresh = new CachedToken(token, policy.refreshAt(token), null);
-            mine.complete(fresh);
-            return fresh;
+            return new CachedToken(token, policy.refreshAt(token), null);
         } catch (TokenSourceException | RuntimeException e) {
-            CachedToken stale = previous[0];
-            Instant failedAt = clock.instant();
-            if (stale != null && !stale.token().isExpired(failedAt)) {
+            if (previous != null && !previous.token().isExpired(clock.instant())) {
                 // TM-5: keep serving the valid token; the caller sees refreshError and retries later.
                 TokenSourceException error = failure("refresh of token " + key + " failed", e);
                 // the refresh scheduler logs the failure, once per attempt, with its retry
-                log.debug("{}; serving the cached token, valid until {}", error.getMessage(), stale.token().expiresAt());
-                CachedToken kept = stale.withRefreshError(error);
-                mine.complete(kept);
-                return kept;
+                log.debug("{}; serving the cached token, valid until {}", error.getMessage(),
+                        previous.token().expiresAt());
+                return previous.withRefreshError(error);
             }
-            TokenSourceException error = stale == null
+            throw previous == null
                     ? failure("failed to fetch token " + key, e)
                     : failure("token " + key + " expired and refresh failed", e);
-            mine.completeExceptionally(new FetchFailed(error)); // Caffeine drops it: nothing stale remains
-            throw error;
-        } catch (Error e) {
-            // never leave waiters parked on a call that will not finish
-            mine.completeExceptionally(new FetchFailed(failure("failed to fetch token " + key, new Exception(e))));
-            throw e;
         }
+    }
+
+    /**
+     * Ends the key's call: caches its result (or drops the entry, for {@code null}) and removes the call from
+     * {@code inFlight}, atomically. Nothing is cached when the call is no longer registered: the key was
+     * invalidated while it ran.
+     */
+    private void finish(TokenKey key, CompletableFuture<CachedToken> call, CachedToken result) {
+        inFlight.computeIfPresent(key, (k, registered) -> {
+            if (registered != call) {
+                return registered;
+            }
+            if (result == null) {
+                tokens.invalidate(k);
+            } else {
+                tokens.put(k, result);
+            }
+            return null;
+        });
     }
 
     private static TokenSourceException failure(String what, Exception cause) {
@@ -187,27 +221,11 @@ public final class TokenCache {
     private static CachedToken await(CompletableFuture<CachedToken> call) throws TokenSourceException {
         try {
             return call.join();
-        } catch (FetchFailed e) {
-            throw e.error;
         } catch (CompletionException e) {
-            if (e.getCause() instanceof FetchFailed f) {
-                throw f.error;
+            if (e.getCause() instanceof TokenSourceException t) {
+                throw t;
             }
             throw e;
-        }
-    }
-
-    /**
-     * Completes a failed call's future. Caffeine logs a stack trace for every future that fails with
-     * anything but a cancellation; a fetch failure is already reported once by whoever handles it, so
-     * it travels to the waiting callers as a cancellation that carries the real error.
-     */
-    private static final class FetchFailed extends CancellationException {
-        final transient TokenSourceException error;
-
-        FetchFailed(TokenSourceException error) {
-            super(error.getMessage());
-            this.error = error;
         }
     }
 

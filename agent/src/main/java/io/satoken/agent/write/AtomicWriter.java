@@ -3,33 +3,21 @@ package io.satoken.agent.write;
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 import static java.nio.file.StandardCopyOption.ATOMIC_MOVE;
 import static java.nio.file.StandardCopyOption.REPLACE_EXISTING;
-import static java.nio.file.StandardOpenOption.CREATE_NEW;
-import static java.nio.file.StandardOpenOption.WRITE;
 
 import io.satoken.common.paths.PayloadPathException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.NotLinkException;
 import java.nio.file.Path;
-import java.nio.file.attribute.FileAttribute;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.InstantSource;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -46,7 +34,7 @@ import java.util.regex.Pattern;
  * of that writer. Names starting with {@code ..} belong to the writer (AW-5); other names in the
  * target directory that the payload never held are not touched.
  */
-public final class AtomicWriter {
+public final class AtomicWriter implements DirectoryWriter {
 
     static final String DATA_DIR = "..data";
     static final String DATA_TMP = "..data_tmp";
@@ -54,13 +42,11 @@ public final class AtomicWriter {
     static final Pattern TIMESTAMPED_DIR = Pattern.compile("\\.\\.\\d{4}(_\\d{2}){5}\\.\\d+");
     private static final DateTimeFormatter TIMESTAMP =
             DateTimeFormatter.ofPattern("uuuu_MM_dd_HH_mm_ss").withZone(ZoneOffset.UTC);
-    /** Directories start private; {@link DirectoryAccess} then opens them to the files' readers. */
-    private static final FileAttribute<Set<PosixFilePermission>> DIR_ATTRIBUTE =
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
     private final Path targetDir;
     private final InstantSource clock;
     private final boolean unixView;
+    private final DataLinks links;
 
     /** The dir this writer last published and the paths it put there, children before parents. */
     private String publishedName;
@@ -77,6 +63,7 @@ public final class AtomicWriter {
         this.targetDir = Objects.requireNonNull(targetDir, "targetDir");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.unixView = targetDir.getFileSystem().supportedFileAttributeViews().contains("unix");
+        this.links = new DataLinks(targetDir);
     }
 
     /**
@@ -115,6 +102,7 @@ public final class AtomicWriter {
      * @throws IOException when the target dir does not exist (AW-16) or a step fails; after an error in
      *     step 11 or 12 the new version is already published
      */
+    @Override
     public synchronized boolean write(Map<String, FileContent> payload) throws IOException {
         // 1. AW-7
         CleanPayload files = CleanPayload.of(payload);
@@ -129,7 +117,7 @@ public final class AtomicWriter {
                         oldDirName.equals(publishedName) ? publishedPaths : null, files, unixView);
         if (diff != null && !diff.changed() && !diff.hasPathsToRemove()
                 && accessHeld(access, targetDir.resolve(oldDirName))) {
-            createMissingLinks(files); // 10. only
+            links.createMissing(files); // 10. only
             if (!oldDirName.equals(publishedName)) {
                 // the old dir holds exactly this payload: the next write need not list it again
                 publishedName = oldDirName;
@@ -143,12 +131,12 @@ public final class AtomicWriter {
 
         // 5. AW-11
         Path newDir = Files.createTempDirectory(targetDir, ".." + TIMESTAMP.format(clock.instant()) + ".",
-                DIR_ATTRIBUTE);
+                VersionFiles.DIR_ATTRIBUTE);
         String newDirName = newDir.getFileName().toString();
         try {
             access.applyTo(newDir);
             // 6. AW-6
-            writeFiles(newDir, files, access);
+            VersionFiles.write(newDir, files, access, unixView);
             // 7.
             if (ownedByWriter(newDir)) {
                 access.applyTo(targetDir);
@@ -178,14 +166,14 @@ public final class AtomicWriter {
         publishedPaths = files.pathsDeepestFirst();
 
         // 10. AW-4
-        createMissingLinks(files);
+        links.createMissing(files);
 
         // 11. AW-13
         IOException failure = null;
         if (diff != null) {
             for (String name : diff.topLevelToRemove()) {
                 try {
-                    deleteOwnLink(name);
+                    links.deleteOwn(name);
                 } catch (IOException e) {
                     failure = e;
                 }
@@ -195,10 +183,10 @@ public final class AtomicWriter {
         // 12.
         try {
             if (oldDirName != null) {
-                deleteOldDir(targetDir.resolve(oldDirName), diff.entries());
+                OldVersions.deleteOldDir(targetDir.resolve(oldDirName), diff.entries());
             }
             if (sweepPending && failure == null) {
-                deleteStrayDirs(newDirName);
+                OldVersions.deleteStrayDirs(targetDir, newDirName);
                 sweepPending = false;
             }
         } catch (IOException e) {
@@ -236,7 +224,7 @@ public final class AtomicWriter {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
                 if (!name.startsWith("..")) {
-                    deleteOwnLink(name);
+                    links.deleteOwn(name);
                 }
             }
         }
@@ -254,7 +242,7 @@ public final class AtomicWriter {
 
     private void removeLeftovers(String keep) throws IOException {
         Files.deleteIfExists(targetDir.resolve(DATA_TMP));
-        deleteStrayDirs(keep);
+        OldVersions.deleteStrayDirs(targetDir, keep);
         sweepPending = false;
     }
 
@@ -288,124 +276,11 @@ public final class AtomicWriter {
         return Files.getOwner(targetDir).equals(Files.getOwner(ownDir, NOFOLLOW_LINKS));
     }
 
-    private void writeFiles(Path dir, CleanPayload files, DirectoryAccess access) throws IOException {
-        Set<String> madeDirs = new HashSet<>();
-        for (Map.Entry<String, FileContent> e : files.files().entrySet()) {
-            String rel = e.getKey();
-            FileContent content = e.getValue();
-            for (int slash = rel.indexOf('/'); slash > 0; slash = rel.indexOf('/', slash + 1)) {
-                String sub = rel.substring(0, slash);
-                if (madeDirs.add(sub)) {
-                    Path subDir = Files.createDirectory(dir.resolve(sub), DIR_ATTRIBUTE);
-                    access.applyTo(subDir); // never writable but by the writer
-                }
-            }
-            Path file = dir.resolve(rel);
-            Set<PosixFilePermission> mode = permissions(content.mode());
-            // Created with its own mode, never the umask's default: a token must not be readable by
-            // others even until the chmod. umask can only narrow it.
-            try (SeekableByteChannel channel = Files.newByteChannel(
-                    file, EnumSet.of(CREATE_NEW, WRITE), PosixFilePermissions.asFileAttribute(mode))) {
-                ByteBuffer data = ByteBuffer.wrap(content.sharedData());
-                while (data.hasRemaining()) {
-                    channel.write(data);
-                }
-            }
-            Files.setPosixFilePermissions(file, mode); // exactly the mode, whatever the umask took away
-            if (content.uid() != null) {
-                setOwner(file, "unix:uid", content.uid());
-            }
-            if (content.gid() != null) {
-                setOwner(file, "unix:gid", content.gid());
-            }
-        }
-    }
-
-    private void setOwner(Path file, String attribute, int id) throws IOException {
-        if (!unixView) {
-            throw new FileSystemException(file.toString(), null,
-                    attribute + ": cannot set " + id + ", the file system has no unix attribute view");
-        }
-        Files.setAttribute(file, attribute, id, NOFOLLOW_LINKS);
-    }
-
-    private void createMissingLinks(CleanPayload files) throws IOException {
-        for (String name : files.topLevelNames()) {
-            Path link = targetDir.resolve(name);
-            if (!Files.exists(link, NOFOLLOW_LINKS)) {
-                try {
-                    Files.createSymbolicLink(link, linkTarget(name));
-                } catch (FileAlreadyExistsException raced) {
-                    // someone made the name meanwhile; an existing name is left as it is
-                }
-            }
-        }
-    }
-
-    /**
-     * Step 11 deletes a name only while it is still our link: upstream removes whatever has the name,
-     * which would take a user's own file that happens to reuse a dropped payload name.
-     */
-    private void deleteOwnLink(String name) throws IOException {
-        Path link = targetDir.resolve(name);
-        try {
-            if (Files.readSymbolicLink(link).equals(linkTarget(name))) {
-                Files.delete(link);
-            }
-        } catch (NoSuchFileException | NotLinkException notOurs) {
-            // already gone, or a real file or dir: not ours to remove
-        }
-    }
-
-    private Path linkTarget(String name) {
-        return targetDir.getFileSystem().getPath(DATA_DIR, name);
-    }
-
-    /** Deletes the old dir using the entries its walk saw, so it is not listed a second time. */
-    private static void deleteOldDir(Path oldDir, List<Path> entries) throws IOException {
-        for (Path entry : entries) {
-            Directories.delete(entry);
-        }
-        Directories.delete(oldDir);
-    }
-
-    private void deleteStrayDirs(String keep) throws IOException {
-        IOException failure = null;
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(targetDir, AtomicWriter::isTimestampedDir)) {
-            for (Path dir : stream) {
-                if (!dir.getFileName().toString().equals(keep)) {
-                    try {
-                        Directories.delete(dir);
-                    } catch (IOException e) {
-                        failure = e;
-                    }
-                }
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private static boolean isTimestampedDir(Path p) {
-        return TIMESTAMPED_DIR.matcher(p.getFileName().toString()).matches();
-    }
-
     private static void deleteQuietly(Path path, Exception cause) {
         try {
             Directories.delete(path);
         } catch (IOException | RuntimeException e) {
             cause.addSuppressed(e);
         }
-    }
-
-    private static Set<PosixFilePermission> permissions(int mode) {
-        Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
-        for (PosixFilePermission p : PosixFilePermission.values()) {
-            if ((mode & (0400 >> p.ordinal())) != 0) {
-                set.add(p);
-            }
-        }
-        return set;
     }
 }

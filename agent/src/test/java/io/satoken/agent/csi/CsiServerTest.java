@@ -37,7 +37,7 @@ import io.satoken.agent.testing.MapPodReader;
 import io.satoken.agent.testing.PodInfo;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;

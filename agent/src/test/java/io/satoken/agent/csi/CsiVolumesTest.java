@@ -27,7 +27,7 @@ import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.LocalIssuer;
-import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;

@@ -11,7 +11,7 @@ import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
-import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSource;

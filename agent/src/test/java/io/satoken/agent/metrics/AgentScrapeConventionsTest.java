@@ -2,7 +2,7 @@ package io.satoken.agent.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.satoken.agent.projection.AgentConfigParser;
+import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.runtime.AgentRuntime;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.common.testing.PrometheusText;

@@ -10,7 +10,6 @@ import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
-import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;

@@ -11,7 +11,6 @@ import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
@@ -144,6 +143,33 @@ class RefreshSchedulerTest {
     }
 
     @Test
+    void writer_isTheOnePassedIn_andAFailedWriteIsRetriedWithoutANewToken() throws Exception {
+        List<Map<String, FileContent>> published = new ArrayList<>();
+        int[] failuresLeft = {1};
+        RefreshScheduler own = new RefreshScheduler(cache, clock, backoff, clock, RefreshListener.NONE, path -> payload -> {
+            if (failuresLeft[0]-- > 0) {
+                throw new IOException("disk full");
+            }
+            published.add(payload);
+            return true;
+        });
+        try {
+            own.put(new TokenDirectory("a", fs.getPath("/nowhere"), List.of(file(VAULT, "token"))));
+            clock.runDue();
+            assertThat(published).isEmpty();
+            assertThat(clock.nextTimer()).isEqualTo(START.plusSeconds(1));
+            clock.advance(Duration.ofSeconds(1));
+            assertThat(published).hasSize(1);
+            assertThat(new String(published.get(0).get("token").data(), StandardCharsets.UTF_8))
+                    .isEqualTo("token-1");
+            assertThat(source.calls()).isEqualTo(1);
+            assertThat(own.allWritten()).isTrue();
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
     void projectionStates_followPendingReadyAndRefreshFailing() throws Exception {
         scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "vault"), file(STS, "sts"))));
         assertThat(scheduler.projectionStates()).containsEntry(RefreshScheduler.State.PENDING, 2);
@@ -261,13 +287,5 @@ class RefreshSchedulerTest {
 
     private static String read(Path dir, String path) throws IOException {
         return Files.readString(dir.resolve(path));
-    }
-
-    @Test
-    void retryDelays_areLoggedAsTheFlagsWriteDurations() {
-        assertThat(RefreshScheduler.readable(Duration.ofMillis(670))).isEqualTo("670ms");
-        assertThat(RefreshScheduler.readable(Duration.ofMillis(4_250))).isEqualTo("4.3s");
-        assertThat(RefreshScheduler.readable(Duration.ofSeconds(60))).isEqualTo("1m0s");
-        assertThat(RefreshScheduler.readable(Duration.ofSeconds(95))).isEqualTo("1m35s");
     }
 }

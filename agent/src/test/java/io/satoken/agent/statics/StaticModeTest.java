@@ -3,15 +3,15 @@ package io.satoken.agent.statics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.satoken.agent.metrics.AgentMetrics;
-import io.satoken.agent.projection.AgentConfig;
-import io.satoken.agent.projection.AgentConfigParser;
+import io.satoken.agent.config.AgentConfig;
+import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.ScriptedTokenSource;
-import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;

@@ -16,6 +16,7 @@ import com.nimbusds.jwt.SignedJWT;
 
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.testing.FakeClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

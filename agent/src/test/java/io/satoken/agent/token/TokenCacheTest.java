@@ -3,6 +3,7 @@ package io.satoken.agent.token;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import java.time.Duration;
@@ -242,6 +243,36 @@ class TokenCacheTest {
         assertThat(cache.peek(podA)).isEmpty();
         assertThat(cache.peek(podB)).isPresent();
         assertThat(cache.peek(KEY)).isPresent();
+    }
+
+    @Test
+    void invalidate_whileACallIsInFlight_theCallsTokenIsNotCached() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        TokenSource slow = key -> {
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new IssuedToken("token", START, START.plus(TTL));
+        };
+        TokenCache c = new TokenCache(slow, RefreshPolicy.standard(), clock);
+        List<IssuedToken> got = new ArrayList<>();
+        Thread caller = new Thread(() -> {
+            try {
+                got.add(c.get(KEY).token());
+            } catch (TokenSourceException e) {
+                throw new AssertionError(e);
+            }
+        });
+        caller.start();
+        awaitAllParked(List.of(caller));
+        c.invalidate(KEY); // the key's last user went away while its token was being requested
+        release.countDown();
+        caller.join(10_000);
+        assertThat(got).hasSize(1); // the caller still gets its answer
+        assertThat(c.peek(KEY)).isEmpty();
+        assertThat(c.size()).isZero();
     }
 
     @Test

@@ -1,5 +1,7 @@
-package io.satoken.agent.token;
+package io.satoken.agent.refresh;
 
+import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.RefreshTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -26,7 +28,7 @@ import java.util.random.RandomGenerator;
  * node whose tokens were all issued together, as after a restart or a burst of pods, does not refresh
  * them together.
  */
-public final class RefreshPolicy {
+public final class RefreshPolicy implements RefreshTime {
 
     /** TM-C1: a token this old is refreshed whatever its TTL. */
     public static final Duration MAX_AGE = Duration.ofHours(24);
@@ -110,6 +112,7 @@ public final class RefreshPolicy {
     }
 
     /** The instant after which this token must be refreshed: its deadline minus a fresh jitter. */
+    @Override
     public Instant refreshAt(IssuedToken token) {
         return deadline(token).minus(drawJitter(token));
     }

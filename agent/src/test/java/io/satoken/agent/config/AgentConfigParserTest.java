@@ -1,10 +1,12 @@
-package io.satoken.agent.projection;
+package io.satoken.agent.config;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.satoken.agent.projection.AgentConfig.Mode;
+import io.satoken.agent.config.AgentConfig.Mode;
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
 import java.io.IOException;

@@ -1,5 +1,6 @@
-package io.satoken.agent.projection;
+package io.satoken.agent.config;
 
+import io.satoken.agent.projection.Projection;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
 import java.nio.file.Path;

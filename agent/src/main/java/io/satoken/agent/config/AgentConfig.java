@@ -1,5 +1,7 @@
-package io.satoken.agent.projection;
+package io.satoken.agent.config;
 
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

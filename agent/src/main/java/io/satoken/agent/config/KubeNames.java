@@ -1,4 +1,4 @@
-package io.satoken.agent.projection;
+package io.satoken.agent.config;
 
 import io.satoken.common.projection.FieldErrors;
 import java.util.regex.Pattern;

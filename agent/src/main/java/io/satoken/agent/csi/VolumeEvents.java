@@ -1,0 +1,43 @@
+package io.satoken.agent.csi;
+
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.agent.pods.PodEventSink;
+import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.token.TokenInfo;
+import io.satoken.agent.token.TokenKey;
+import io.satoken.agent.token.TokenSourceException;
+
+/** The Warning Events a published volume's pod gets: its token's refresh failing, and a token from the node's future. */
+final class VolumeEvents {
+
+    private final PodEventSink events;
+
+    VolumeEvents(PodEventSink events) {
+        this.events = events;
+    }
+
+    /** A published volume's token could not be refreshed; {@code serving}: the current one stays until it expires. */
+    void refreshFailed(PodIdentity pod, TokenDirectory dir, TokenKey key, TokenSourceException error,
+            boolean serving) {
+        String paths = dir.projections().stream().filter(p -> p.key().equals(key)).map(Projection::path)
+                .toList().toString();
+        events.warning(podObject(pod), PodEventSink.TOKEN_REQUEST_FAILED, "token for " + paths
+                + ": " + error.getMessage() + (serving ? " (the current token stays in place until it expires)" : ""));
+    }
+
+    /** A token written for the pod was issued ahead of this node's clock. */
+    void clockSkew(PodIdentity pod, Projection projection, TokenInfo info) {
+        events.warning(podObject(pod), PodEventSink.TOKEN_CLOCK_SKEW, "token for "
+                + projection.path() + " was issued at " + info.issuedAt()
+                + (info.notBefore() == null ? "" : " (nbf " + info.notBefore() + ")")
+                + ", ahead of this node's clock; check time synchronisation on node and API server");
+    }
+
+    /** Enough of a pod for an Event to name it. */
+    private static V1Pod podObject(PodIdentity pod) {
+        return new V1Pod().metadata(new V1ObjectMeta().namespace(pod.namespace()).name(pod.name()).uid(pod.uid()));
+    }
+}
