@@ -3,7 +3,7 @@ package io.satoken.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.satoken.agent.metrics.AgentMetrics;
-import io.satoken.agent.projection.AgentConfigParser;
+import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.runtime.AgentRuntime;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.common.testing.PrometheusText;
