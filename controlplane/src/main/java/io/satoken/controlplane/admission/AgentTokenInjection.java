@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
+import java.util.Optional;
 
 /**
  * Turns a pod's {@value ProjectionAnnotation#NAME} annotation into the CSI inline volume the node's agent
@@ -32,13 +33,13 @@ final class AgentTokenInjection {
     static final String DEFAULT_MOUNT_PATH = "/var/run/secrets/satoken";
     static final String MOUNT_PATH_ANNOTATION = "satoken.io/mount-path";
 
-    /** Null when allowed (changes recorded in {@code pod}), else a denial. */
-    Verdict admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+    /** Empty when allowed (changes recorded in {@code pod}), else the denial. */
+    Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
         // AD-2: mirror pods are the kubelet's own; they are not mutated
         if (!request.isCreate() || !request.subResource().isEmpty()
                 || pod.hasAnnotation(ServiceAccountAdmission.MIRROR_POD_ANNOTATION)
                 || !pod.hasAnnotation(ProjectionAnnotation.NAME)) {
-            return null;
+            return Optional.empty();
         }
         String projections = pod.annotation(ProjectionAnnotation.NAME);
         try {
@@ -48,35 +49,35 @@ final class AgentTokenInjection {
         }
         String mountPath = pod.hasAnnotation(MOUNT_PATH_ANNOTATION)
                 ? pod.annotation(MOUNT_PATH_ANNOTATION) : DEFAULT_MOUNT_PATH;
-        String badPath = checkMountPath(mountPath);
-        if (badPath != null) {
-            return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath);
+        Optional<String> badPath = checkMountPath(mountPath);
+        if (badPath.isPresent()) {
+            return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath.get());
         }
         JsonObject wanted = TokenVolumes.csi(VOLUME_NAME, DRIVER, PROJECTIONS_ATTRIBUTE, projections);
         boolean hasVolume = false;
         for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
             if (VOLUME_NAME.equals(Json.string(volume, "name", "spec.volumes[]"))) {
-                Verdict denied = checkExisting(volume, wanted);
-                if (denied != null) {
+                Optional<Verdict.Denied> denied = checkExisting(volume, wanted);
+                if (denied.isPresent()) {
                     return denied;
                 }
                 hasVolume = true;
             }
         }
         for (PodPatch.ContainerRef ref : pod.initAndRegularContainers()) {
-            Verdict denied = mountIn(pod, ref, mountPath);
-            if (denied != null) {
+            Optional<Verdict.Denied> denied = mountIn(pod, ref, mountPath);
+            if (denied.isPresent()) {
                 return denied;
             }
         }
         if (!hasVolume) {
             pod.appendToSpec("volumes", wanted);
         }
-        return null;
+        return Optional.empty();
     }
 
     /** A volume of the reserved name must be the one this class would add: ours from an earlier call. */
-    private static Verdict checkExisting(JsonObject volume, JsonObject wanted) throws InvalidReviewException {
+    private static Optional<Verdict.Denied> checkExisting(JsonObject volume, JsonObject wanted) throws InvalidReviewException {
         String field = "spec.volumes[" + VOLUME_NAME + "]";
         JsonObject csi = Json.object(volume, "csi", field);
         if (csi == null || !DRIVER.equals(Json.string(csi, "driver", field + ".csi"))) {
@@ -87,10 +88,10 @@ final class AgentTokenInjection {
                     + PROJECTIONS_ATTRIBUTE + ": <the " + ProjectionAnnotation.NAME + " annotation>}}, "
                     + "so that the annotation says which tokens the pod gets");
         }
-        return null;
+        return Optional.empty();
     }
 
-    private static Verdict mountIn(PodPatch pod, PodPatch.ContainerRef ref, String mountPath)
+    private static Optional<Verdict.Denied> mountIn(PodPatch pod, PodPatch.ContainerRef ref, String mountPath)
             throws InvalidReviewException {
         boolean mounted = false;
         for (JsonObject mount : Json.objects(ref.container(), "volumeMounts", ref.path())) {
@@ -105,32 +106,32 @@ final class AgentTokenInjection {
         if (!mounted) {
             pod.appendToContainer(ref, "volumeMounts", TokenVolumes.mount(VOLUME_NAME, mountPath));
         }
-        return null;
+        return Optional.empty();
     }
 
-    /** Null if {@code path} can be a mount path: absolute, without {@code ..}, not the root. */
-    private static String checkMountPath(String path) {
+    /** What is wrong with {@code path} as a mount path (absolute, without {@code ..}, not the root), if anything. */
+    private static Optional<String> checkMountPath(String path) {
         if (path == null || path.isEmpty()) {
-            return "must be an absolute path, got an empty value";
+            return Optional.of("must be an absolute path, got an empty value");
         }
         if (!path.startsWith("/")) {
-            return "must be an absolute path, got \"" + path + "\"";
+            return Optional.of("must be an absolute path, got \"" + path + "\"");
         }
         if (path.length() > 4096) {
-            return "must be at most 4096 characters, got " + path.length();
+            return Optional.of("must be at most 4096 characters, got " + path.length());
         }
         for (String element : path.split("/")) {
             if (element.equals("..")) {
-                return "must not contain '..', got \"" + path + "\"";
+                return Optional.of("must not contain '..', got \"" + path + "\"");
             }
         }
         if (path.replace("/", "").isEmpty()) {
-            return "must not be /";
+            return Optional.of("must not be /");
         }
-        return null;
+        return Optional.empty();
     }
 
-    private static Verdict invalid(String message) {
-        return new Verdict(false, null, 422, "Invalid", message);
+    private static Optional<Verdict.Denied> invalid(String message) {
+        return Optional.of(Verdict.deny(422, "Invalid", message));
     }
 }

@@ -121,11 +121,13 @@ final class PodPatch {
         append(ref.container(), ref.pointer(), field, item);
     }
 
-    /** The operations so far, in order, as a JSON array; null when nothing changed. */
+    /** Whether any operation has been made. */
+    boolean changed() {
+        return count > 0;
+    }
+
+    /** The operations so far, in order, as a JSON array ({@code []} when nothing changed). */
     String operations() {
-        if (count == 0) {
-            return null;
-        }
         StringBuffer json = text.getBuffer();
         return new StringBuilder(json.length() + 1).append(json).append(']').toString();
     }

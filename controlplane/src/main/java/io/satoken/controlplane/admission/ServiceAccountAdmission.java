@@ -65,15 +65,15 @@ public final class ServiceAccountAdmission {
     }
 
     /**
-     * Admits {@code request}'s pod, recording changes in {@code pod}; null means allowed (with whatever
-     * {@code pod} now holds), anything else is a denial.
+     * Admits {@code request}'s pod, recording changes in {@code pod}: empty when allowed (with whatever
+     * {@code pod} now holds), else the denial.
      */
-    Verdict admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException, InterruptedException {
+    Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException, InterruptedException {
         if ("ephemeralcontainers".equals(request.subResource())) {
-            return "UPDATE".equals(request.operation()) ? validateEphemeral(request, pod) : null;
+            return "UPDATE".equals(request.operation()) ? validateEphemeral(request, pod) : Optional.empty();
         }
         if (!request.isCreate()) {
-            return null; // AD-9
+            return Optional.empty(); // AD-9
         }
         if (pod.hasAnnotation(MIRROR_POD_ANNOTATION)) {
             return validateMirror(request, pod); // AD-2
@@ -91,9 +91,13 @@ public final class ServiceAccountAdmission {
                     + accountName + ": " + e.getMessage());
         }
         if (automount(pod, account)) { // AD-5
-            Verdict denied = tokenVolume == TokenVolume.PROJECTED ? mountProjected(pod) : mountSecret(pod, account);
-            if (denied != null) {
-                return denied;
+            if (tokenVolume == TokenVolume.PROJECTED) {
+                mountProjected(pod);
+            } else {
+                Optional<Verdict.Denied> denied = mountSecret(pod, account);
+                if (denied.isPresent()) {
+                    return denied;
+                }
             }
         }
         copyImagePullSecrets(pod, account); // AD-7
@@ -103,11 +107,11 @@ public final class ServiceAccountAdmission {
                 return forbidden(request, pod, violation);
             }
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-8. */
-    private Verdict validateEphemeral(AdmissionRequest request, PodPatch pod)
+    private Optional<Verdict.Denied> validateEphemeral(AdmissionRequest request, PodPatch pod)
             throws InvalidReviewException, InterruptedException {
         String accountName = serviceAccountName(pod);
         if (accountName.isEmpty()) {
@@ -126,11 +130,11 @@ public final class ServiceAccountAdmission {
                 return forbidden(request, pod, violation);
             }
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-9, mirror pods. */
-    private static Verdict validateMirror(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+    private static Optional<Verdict.Denied> validateMirror(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
         if (!serviceAccountName(pod).isEmpty()) {
             return forbidden(request, pod, "a mirror pod may not reference service accounts");
         }
@@ -145,7 +149,7 @@ public final class ServiceAccountAdmission {
                 }
             }
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-5: the pod's choice, else the ServiceAccount's, else true. */
@@ -158,7 +162,7 @@ public final class ServiceAccountAdmission {
     }
 
     /** AD-6. */
-    private Verdict mountProjected(PodPatch pod) throws InvalidReviewException {
+    private void mountProjected(PodPatch pod) throws InvalidReviewException {
         String existing = null;
         for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
             String name = Json.stringOrEmpty(volume, "name", "spec.volumes[]");
@@ -171,16 +175,15 @@ public final class ServiceAccountAdmission {
         if (mountInEveryContainer(pod, volumeName) && existing == null) {
             pod.appendToSpec("volumes", TokenVolumes.projected(volumeName, TOKEN_EXPIRATION_SECONDS));
         }
-        return null;
     }
 
     /** AD-11: the v1.17 behaviour, the ServiceAccount's first referenced token Secret as a secret volume. */
-    private Verdict mountSecret(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
+    private Optional<Verdict.Denied> mountSecret(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
         Optional<String> token = tokenSecrets.firstReferenced(account);
         if (token.isEmpty()) {
-            return new Verdict(false, null, 500, "ServerTimeout", "No API token found for service account \""
+            return Optional.of(Verdict.deny(500, "ServerTimeout", "No API token found for service account \""
                     + account.getMetadata().getName() + "\", retry after the token is automatically created and "
-                    + "added to the service account");
+                    + "added to the service account"));
         }
         String secretName = token.get();
         String existing = null;
@@ -198,7 +201,7 @@ public final class ServiceAccountAdmission {
         if (mountInEveryContainer(pod, volumeName) && existing == null) {
             pod.appendToSpec("volumes", TokenVolumes.secret(volumeName, secretName));
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-6: mounts in every init and regular container without a mount at the path; true if any got one. */
@@ -243,8 +246,9 @@ public final class ServiceAccountAdmission {
     }
 
     /** Upstream's {@code admission.NewForbidden}: {@code pods "<name>" is forbidden: <reason>}. */
-    static Verdict forbidden(AdmissionRequest request, PodPatch pod, String reason) throws InvalidReviewException {
-        return Verdict.forbidden("pods \"" + podName(request, pod) + "\" is forbidden: " + reason);
+    static Optional<Verdict.Denied> forbidden(AdmissionRequest request, PodPatch pod, String reason)
+            throws InvalidReviewException {
+        return Optional.of(Verdict.forbidden("pods \"" + podName(request, pod) + "\" is forbidden: " + reason));
     }
 
     /** The request's name, else the object's name, else its generateName, else "Unknown", as upstream picks. */

@@ -358,7 +358,8 @@ public final class WebhookServer implements AutoCloseable {
                     try {
                         AdmissionRequest parsed = AdmissionReviews.read(body, uid);
                         verdict = admission.review(parsed);
-                        result = !verdict.allowed() ? "denied" : verdict.patch() != null ? "patched" : "allowed";
+                        result = verdict instanceof Verdict.Denied ? "denied"
+                                : verdict instanceof Verdict.Patched ? "patched" : "allowed";
                     } catch (InvalidReviewException e) {
                         verdict = Verdict.invalid(e.getMessage());
                         result = "invalid";
