@@ -77,7 +77,8 @@ final class AgentTokenInjection {
     }
 
     /** A volume of the reserved name must be the one this class would add: ours from an earlier call. */
-    private static Optional<Verdict.Denied> checkExisting(JsonObject volume, JsonObject wanted) throws InvalidReviewException {
+    private static Optional<Verdict.Denied> checkExisting(JsonObject volume, JsonObject wanted)
+            throws InvalidReviewException {
         String field = "spec.volumes[" + VOLUME_NAME + "]";
         JsonObject csi = Json.object(volume, "csi", field);
         if (csi == null || !DRIVER.equals(Json.string(csi, "driver", field + ".csi"))) {

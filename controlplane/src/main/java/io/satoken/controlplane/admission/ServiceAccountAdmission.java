@@ -68,7 +68,8 @@ public final class ServiceAccountAdmission {
      * Admits {@code request}'s pod, recording changes in {@code pod}: empty when allowed (with whatever
      * {@code pod} now holds), else the denial.
      */
-    Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException, InterruptedException {
+    Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod)
+            throws InvalidReviewException, InterruptedException {
         if ("ephemeralcontainers".equals(request.subResource())) {
             return "UPDATE".equals(request.operation()) ? validateEphemeral(request, pod) : Optional.empty();
         }
@@ -134,7 +135,8 @@ public final class ServiceAccountAdmission {
     }
 
     /** AD-9, mirror pods. */
-    private static Optional<Verdict.Denied> validateMirror(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+    private static Optional<Verdict.Denied> validateMirror(AdmissionRequest request, PodPatch pod)
+            throws InvalidReviewException {
         if (!serviceAccountName(pod).isEmpty()) {
             return forbidden(request, pod, "a mirror pod may not reference service accounts");
         }

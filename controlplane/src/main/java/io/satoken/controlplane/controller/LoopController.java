@@ -17,8 +17,8 @@ public abstract class LoopController implements Controller {
     }
 
     /** A new loop named {@code loopName} that starts and closes with this controller. */
-    protected final <K> ControllerLoop<K> addLoop(String loopName, Reconciler<K> reconciler, int workers, int maxRetries,
-            ControllerMetrics metrics) {
+    protected final <K> ControllerLoop<K> addLoop(String loopName, Reconciler<K> reconciler, int workers,
+            int maxRetries, ControllerMetrics metrics) {
         ControllerLoop<K> loop = new ControllerLoop<>(loopName, reconciler, workers, maxRetries, metrics);
         loops.add(loop);
         return loop;
