@@ -36,27 +36,28 @@ final class AgentTokenInjection {
     /** Empty when allowed (changes recorded in {@code pod}), else the denial. */
     Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
         // AD-2: mirror pods are the kubelet's own; they are not mutated
+        PodView view = pod.view();
         if (!request.isCreate() || !request.subResource().isEmpty()
-                || pod.hasAnnotation(ServiceAccountAdmission.MIRROR_POD_ANNOTATION)
-                || !pod.hasAnnotation(ProjectionAnnotation.NAME)) {
+                || view.hasAnnotation(ServiceAccountAdmission.MIRROR_POD_ANNOTATION)
+                || !view.hasAnnotation(ProjectionAnnotation.NAME)) {
             return Optional.empty();
         }
-        String projections = pod.annotation(ProjectionAnnotation.NAME);
+        String projections = view.annotation(ProjectionAnnotation.NAME).orElse(null);
         try {
             ProjectionAnnotation.parse(projections);
         } catch (InvalidProjectionException e) {
             return invalid(e.getMessage());
         }
-        String mountPath = pod.hasAnnotation(MOUNT_PATH_ANNOTATION)
-                ? pod.annotation(MOUNT_PATH_ANNOTATION) : DEFAULT_MOUNT_PATH;
+        String mountPath = view.hasAnnotation(MOUNT_PATH_ANNOTATION)
+                ? view.annotation(MOUNT_PATH_ANNOTATION).orElse(null) : DEFAULT_MOUNT_PATH;
         Optional<String> badPath = checkMountPath(mountPath);
         if (badPath.isPresent()) {
             return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath.get());
         }
         JsonObject wanted = TokenVolumes.csi(VOLUME_NAME, DRIVER, PROJECTIONS_ATTRIBUTE, projections);
         boolean hasVolume = false;
-        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
-            if (VOLUME_NAME.equals(Json.string(volume, "name", "spec.volumes[]"))) {
+        for (VolumeView volume : view.volumes()) {
+            if (volume.named(VOLUME_NAME)) {
                 Optional<Verdict.Denied> denied = checkExisting(volume, wanted);
                 if (denied.isPresent()) {
                     return denied;
@@ -64,8 +65,8 @@ final class AgentTokenInjection {
                 hasVolume = true;
             }
         }
-        for (PodPatch.ContainerRef ref : pod.initAndRegularContainers()) {
-            Optional<Verdict.Denied> denied = mountIn(pod, ref, mountPath);
+        for (ContainerView container : view.initAndRegularContainers()) {
+            Optional<Verdict.Denied> denied = mountIn(pod, container, mountPath);
             if (denied.isPresent()) {
                 return denied;
             }
@@ -77,14 +78,14 @@ final class AgentTokenInjection {
     }
 
     /** A volume of the reserved name must be the one this class would add: ours from an earlier call. */
-    private static Optional<Verdict.Denied> checkExisting(JsonObject volume, JsonObject wanted)
+    private static Optional<Verdict.Denied> checkExisting(VolumeView volume, JsonObject wanted)
             throws InvalidReviewException {
         String field = "spec.volumes[" + VOLUME_NAME + "]";
-        JsonObject csi = Json.object(volume, "csi", field);
-        if (csi == null || !DRIVER.equals(Json.string(csi, "driver", field + ".csi"))) {
+        Optional<JsonObject> csi = volume.csi(field);
+        if (csi.isEmpty() || !volume.csiDriver(field).filter(DRIVER::equals).isPresent()) {
             return invalid(field + ": the name is reserved for the agent's token volume (csi driver " + DRIVER + ")");
         }
-        if (!csi.equals(wanted.getAsJsonObject("csi"))) {
+        if (!csi.get().equals(wanted.getAsJsonObject("csi"))) {
             return invalid(field + ".csi: must be {driver: " + DRIVER + ", readOnly: true, volumeAttributes: {"
                     + PROJECTIONS_ATTRIBUTE + ": <the " + ProjectionAnnotation.NAME + " annotation>}}, "
                     + "so that the annotation says which tokens the pod gets");
@@ -92,20 +93,21 @@ final class AgentTokenInjection {
         return Optional.empty();
     }
 
-    private static Optional<Verdict.Denied> mountIn(PodPatch pod, PodPatch.ContainerRef ref, String mountPath)
+    private static Optional<Verdict.Denied> mountIn(PodPatch pod, ContainerView container, String mountPath)
             throws InvalidReviewException {
         boolean mounted = false;
-        for (JsonObject mount : Json.objects(ref.container(), "volumeMounts", ref.path())) {
-            String path = Json.string(mount, "mountPath", ref.path() + ".volumeMounts[]");
-            String name = Json.string(mount, "name", ref.path() + ".volumeMounts[]");
+        for (ContainerView.Mount mount : container.volumeMounts()) {
+            String path = mount.mountPath();
+            String name = mount.name();
             if (mountPath.equals(path) && !VOLUME_NAME.equals(name)) {
-                return invalid(ref.path() + ".volumeMounts: " + mountPath + " is already the mount path of volume "
-                        + name + "; set " + MOUNT_PATH_ANNOTATION + " to put the agent's tokens elsewhere");
+                return invalid(container.path() + ".volumeMounts: " + mountPath
+                        + " is already the mount path of volume " + name + "; set " + MOUNT_PATH_ANNOTATION
+                        + " to put the agent's tokens elsewhere");
             }
             mounted |= VOLUME_NAME.equals(name);
         }
         if (!mounted) {
-            pod.appendToContainer(ref, "volumeMounts", TokenVolumes.mount(VOLUME_NAME, mountPath));
+            pod.appendToContainer(container, "volumeMounts", TokenVolumes.mount(VOLUME_NAME, mountPath));
         }
         return Optional.empty();
     }

@@ -42,7 +42,7 @@ class PodPatchTest {
         PodPatch patch = new PodPatch(pod);
 
         patch.setSpec("serviceAccountName", Json.text("default"));
-        patch.appendToContainer(patch.containers("containers").get(0), "volumeMounts",
+        patch.appendToContainer(patch.view().containers("containers").get(0), "volumeMounts",
                 json("{'name':'y','mountPath':'/y'}"));
 
         assertThat(pod.getAsJsonObject("spec")).isEqualTo(json("{'containers':[{'name':'a','volumeMounts':["
