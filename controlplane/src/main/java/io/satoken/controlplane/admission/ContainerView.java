@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BiFunction;
 
 /**
  * One container of a pod, where it sits (its list and index) and what the rules read of it; {@link PodPatch} takes
@@ -76,32 +77,25 @@ record ContainerView(String list, int index, JsonObject container) {
     }
 
     List<Mount> volumeMounts() throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(container, "volumeMounts", path());
-        List<Mount> mounts = new ArrayList<>(items.size());
-        String itemPath = path() + ".volumeMounts[]";
-        for (JsonObject item : items) {
-            mounts.add(new Mount(item, itemPath));
-        }
-        return mounts;
+        return items("volumeMounts", Mount::new);
     }
 
     List<EnvVar> env() throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(container, "env", path());
-        List<EnvVar> env = new ArrayList<>(items.size());
-        String itemPath = path() + ".env[]";
-        for (JsonObject item : items) {
-            env.add(new EnvVar(item, itemPath));
-        }
-        return env;
+        return items("env", EnvVar::new);
     }
 
     List<EnvFrom> envFrom() throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(container, "envFrom", path());
-        List<EnvFrom> envFrom = new ArrayList<>(items.size());
-        String itemPath = path() + ".envFrom[]";
+        return items("envFrom", EnvFrom::new);
+    }
+
+    /** The list {@code <field>} of the container, each item seen through {@code view}. */
+    private <T> List<T> items(String field, BiFunction<JsonObject, String, T> view) throws InvalidReviewException {
+        List<JsonObject> items = Json.objects(container, field, path());
+        List<T> views = new ArrayList<>(items.size());
+        String itemPath = path() + "." + field + "[]";
         for (JsonObject item : items) {
-            envFrom.add(new EnvFrom(item, itemPath));
+            views.add(view.apply(item, itemPath));
         }
-        return envFrom;
+        return views;
     }
 }
