@@ -69,17 +69,16 @@ public final class AdmissionReviews {
 
     /** The response review for {@code uid} (which may be null when the request never said it). */
     public static byte[] write(String uid, Verdict verdict) {
-        String patch = verdict.allowed() ? verdict.patch() : null;
-        String encoded = patch == null ? null
-                : Base64.getEncoder().encodeToString(patch.getBytes(StandardCharsets.UTF_8));
+        String encoded = verdict instanceof Verdict.Patched patched
+                ? Base64.getEncoder().encodeToString(patched.patch().getBytes(StandardCharsets.UTF_8)) : null;
         StringWriter text = new StringWriter(256 + (encoded == null ? 0 : encoded.length()));
         try (JsonWriter out = new JsonWriter(text)) {
             out.beginObject().name("apiVersion").value(API_VERSION).name("kind").value(KIND);
             out.name("response").beginObject().name("uid").value(uid == null ? "" : uid)
                     .name("allowed").value(verdict.allowed());
-            if (!verdict.allowed()) {
-                out.name("status").beginObject().name("code").value(verdict.code())
-                        .name("reason").value(verdict.reason()).name("message").value(verdict.message()).endObject();
+            if (verdict instanceof Verdict.Denied denied) {
+                out.name("status").beginObject().name("code").value(denied.code())
+                        .name("reason").value(denied.reason()).name("message").value(denied.message()).endObject();
             }
             if (encoded != null) {
                 out.name("patchType").value("JSONPatch").name("patch").value(encoded);

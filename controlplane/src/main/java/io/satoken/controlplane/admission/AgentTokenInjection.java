@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
+import java.util.Optional;
 
 /**
  * Turns a pod's {@value ProjectionAnnotation#NAME} annotation into the CSI inline volume the node's agent
@@ -32,105 +33,108 @@ final class AgentTokenInjection {
     static final String DEFAULT_MOUNT_PATH = "/var/run/secrets/satoken";
     static final String MOUNT_PATH_ANNOTATION = "satoken.io/mount-path";
 
-    /** Null when allowed (changes recorded in {@code pod}), else a denial. */
-    Verdict admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+    /** Empty when allowed (changes recorded in {@code pod}), else the denial. */
+    Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
         // AD-2: mirror pods are the kubelet's own; they are not mutated
+        PodView view = pod.view();
         if (!request.isCreate() || !request.subResource().isEmpty()
-                || pod.hasAnnotation(ServiceAccountAdmission.MIRROR_POD_ANNOTATION)
-                || !pod.hasAnnotation(ProjectionAnnotation.NAME)) {
-            return null;
+                || view.hasAnnotation(ServiceAccountAdmission.MIRROR_POD_ANNOTATION)
+                || !view.hasAnnotation(ProjectionAnnotation.NAME)) {
+            return Optional.empty();
         }
-        String projections = pod.annotation(ProjectionAnnotation.NAME);
+        String projections = view.annotation(ProjectionAnnotation.NAME).orElse(null);
         try {
             ProjectionAnnotation.parse(projections);
         } catch (InvalidProjectionException e) {
             return invalid(e.getMessage());
         }
-        String mountPath = pod.hasAnnotation(MOUNT_PATH_ANNOTATION)
-                ? pod.annotation(MOUNT_PATH_ANNOTATION) : DEFAULT_MOUNT_PATH;
-        String badPath = checkMountPath(mountPath);
-        if (badPath != null) {
-            return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath);
+        String mountPath = view.hasAnnotation(MOUNT_PATH_ANNOTATION)
+                ? view.annotation(MOUNT_PATH_ANNOTATION).orElse(null) : DEFAULT_MOUNT_PATH;
+        Optional<String> badPath = checkMountPath(mountPath);
+        if (badPath.isPresent()) {
+            return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath.get());
         }
         JsonObject wanted = TokenVolumes.csi(VOLUME_NAME, DRIVER, PROJECTIONS_ATTRIBUTE, projections);
         boolean hasVolume = false;
-        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
-            if (VOLUME_NAME.equals(Json.string(volume, "name", "spec.volumes[]"))) {
-                Verdict denied = checkExisting(volume, wanted);
-                if (denied != null) {
+        for (VolumeView volume : view.volumes()) {
+            if (volume.named(VOLUME_NAME)) {
+                Optional<Verdict.Denied> denied = checkExisting(volume, wanted);
+                if (denied.isPresent()) {
                     return denied;
                 }
                 hasVolume = true;
             }
         }
-        for (PodPatch.ContainerRef ref : pod.initAndRegularContainers()) {
-            Verdict denied = mountIn(pod, ref, mountPath);
-            if (denied != null) {
+        for (ContainerView container : view.initAndRegularContainers()) {
+            Optional<Verdict.Denied> denied = mountIn(pod, container, mountPath);
+            if (denied.isPresent()) {
                 return denied;
             }
         }
         if (!hasVolume) {
             pod.appendToSpec("volumes", wanted);
         }
-        return null;
+        return Optional.empty();
     }
 
     /** A volume of the reserved name must be the one this class would add: ours from an earlier call. */
-    private static Verdict checkExisting(JsonObject volume, JsonObject wanted) throws InvalidReviewException {
+    private static Optional<Verdict.Denied> checkExisting(VolumeView volume, JsonObject wanted)
+            throws InvalidReviewException {
         String field = "spec.volumes[" + VOLUME_NAME + "]";
-        JsonObject csi = Json.object(volume, "csi", field);
-        if (csi == null || !DRIVER.equals(Json.string(csi, "driver", field + ".csi"))) {
+        Optional<JsonObject> csi = volume.csi(field);
+        if (csi.isEmpty() || !volume.csiDriver(field).filter(DRIVER::equals).isPresent()) {
             return invalid(field + ": the name is reserved for the agent's token volume (csi driver " + DRIVER + ")");
         }
-        if (!csi.equals(wanted.getAsJsonObject("csi"))) {
+        if (!csi.get().equals(wanted.getAsJsonObject("csi"))) {
             return invalid(field + ".csi: must be {driver: " + DRIVER + ", readOnly: true, volumeAttributes: {"
                     + PROJECTIONS_ATTRIBUTE + ": <the " + ProjectionAnnotation.NAME + " annotation>}}, "
                     + "so that the annotation says which tokens the pod gets");
         }
-        return null;
+        return Optional.empty();
     }
 
-    private static Verdict mountIn(PodPatch pod, PodPatch.ContainerRef ref, String mountPath)
+    private static Optional<Verdict.Denied> mountIn(PodPatch pod, ContainerView container, String mountPath)
             throws InvalidReviewException {
         boolean mounted = false;
-        for (JsonObject mount : Json.objects(ref.container(), "volumeMounts", ref.path())) {
-            String path = Json.string(mount, "mountPath", ref.path() + ".volumeMounts[]");
-            String name = Json.string(mount, "name", ref.path() + ".volumeMounts[]");
+        for (ContainerView.Mount mount : container.volumeMounts()) {
+            String path = mount.mountPath();
+            String name = mount.name();
             if (mountPath.equals(path) && !VOLUME_NAME.equals(name)) {
-                return invalid(ref.path() + ".volumeMounts: " + mountPath + " is already the mount path of volume "
-                        + name + "; set " + MOUNT_PATH_ANNOTATION + " to put the agent's tokens elsewhere");
+                return invalid(container.path() + ".volumeMounts: " + mountPath
+                        + " is already the mount path of volume " + name + "; set " + MOUNT_PATH_ANNOTATION
+                        + " to put the agent's tokens elsewhere");
             }
             mounted |= VOLUME_NAME.equals(name);
         }
         if (!mounted) {
-            pod.appendToContainer(ref, "volumeMounts", TokenVolumes.mount(VOLUME_NAME, mountPath));
+            pod.appendToContainer(container, "volumeMounts", TokenVolumes.mount(VOLUME_NAME, mountPath));
         }
-        return null;
+        return Optional.empty();
     }
 
-    /** Null if {@code path} can be a mount path: absolute, without {@code ..}, not the root. */
-    private static String checkMountPath(String path) {
+    /** What is wrong with {@code path} as a mount path (absolute, without {@code ..}, not the root), if anything. */
+    private static Optional<String> checkMountPath(String path) {
         if (path == null || path.isEmpty()) {
-            return "must be an absolute path, got an empty value";
+            return Optional.of("must be an absolute path, got an empty value");
         }
         if (!path.startsWith("/")) {
-            return "must be an absolute path, got \"" + path + "\"";
+            return Optional.of("must be an absolute path, got \"" + path + "\"");
         }
         if (path.length() > 4096) {
-            return "must be at most 4096 characters, got " + path.length();
+            return Optional.of("must be at most 4096 characters, got " + path.length());
         }
         for (String element : path.split("/")) {
             if (element.equals("..")) {
-                return "must not contain '..', got \"" + path + "\"";
+                return Optional.of("must not contain '..', got \"" + path + "\"");
             }
         }
         if (path.replace("/", "").isEmpty()) {
-            return "must not be /";
+            return Optional.of("must not be /");
         }
-        return null;
+        return Optional.empty();
     }
 
-    private static Verdict invalid(String message) {
-        return new Verdict(false, null, 422, "Invalid", message);
+    private static Optional<Verdict.Denied> invalid(String message) {
+        return Optional.of(Verdict.deny(422, "Invalid", message));
     }
 }

@@ -1,9 +1,6 @@
 package io.satoken.controlplane.admission;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.ApiException;
-import io.satoken.common.projection.ProjectionSpec;
 import io.satoken.controlplane.controller.ApiErrors;
 import java.util.List;
 import java.util.Objects;
@@ -96,14 +93,14 @@ final class NodeTokenRestriction implements Admission {
                     + agentPodUid + ") does not exist or is not bound to a node");
         }
         // NT-2
-        JsonObject spec = Json.object(request.object(), "spec", "request.object");
-        JsonObject ref = Json.object(spec, "boundObjectRef", "request.object.spec");
-        String kind = Json.stringOrEmpty(ref, "kind", "request.object." + REF);
+        TokenRequestView token = new TokenRequestView(request.object());
+        TokenRequestView.BoundObjectRef ref = token.boundObjectRef();
+        String kind = ref.kind();
         if (!"Pod".equals(kind)) {
-            return deny("NT-2: " + REF + " must name a Pod, got " + (ref == null ? "none" : "kind \"" + kind + "\""));
+            return deny("NT-2: " + REF + " must name a Pod, got " + (ref.present() ? "kind \"" + kind + "\"" : "none"));
         }
-        String podName = Json.stringOrEmpty(ref, "name", "request.object." + REF);
-        String podUid = Json.stringOrEmpty(ref, "uid", "request.object." + REF);
+        String podName = ref.name();
+        String podUid = ref.uid();
         if (podName.isEmpty() || podUid.isEmpty()) {
             return deny("NT-2: " + REF + "." + (podName.isEmpty() ? "name" : "uid") + ": Required value: the "
                     + "token must be bound to one pod by name and uid");
@@ -128,13 +125,13 @@ final class NodeTokenRestriction implements Admission {
         if (!account.equals(request.name())) {
             return deny("NT-5: pod " + target + " runs as ServiceAccount " + account + ", not " + request.name());
         }
-        return checkAsked(pod, target, spec);
+        return checkAsked(pod, target, token);
     }
 
     /** NT-6. */
-    private Verdict checkAsked(PodFacts pod, String target, JsonObject spec) throws InvalidReviewException {
-        List<String> audiences = Json.strings(spec, "audiences", "request.object.spec");
-        long seconds = expirationSeconds(spec);
+    private Verdict checkAsked(PodFacts pod, String target, TokenRequestView token) throws InvalidReviewException {
+        List<String> audiences = token.audiences();
+        long seconds = token.expirationSeconds();
         // the API server fills both in before validating admission; absent values are its defaults
         Optional<List<String>> defaults = apiAudiences.get();
         for (CsiTokenRequests.Shape asked : pod.tokenRequests()) {
@@ -154,18 +151,6 @@ final class NodeTokenRestriction implements Admission {
                 + " volumes ask for: " + pod.tokenRequests() + (defaults.isEmpty()
                         && pod.tokenRequests().stream().anyMatch(asked -> asked.audiences() == null)
                         ? " (the API server's own audiences are not known to the webhook: --api-audiences)" : ""));
-    }
-
-    /** {@code spec.expirationSeconds}; 3600 when absent, the API server's default (PV-2). */
-    private static long expirationSeconds(JsonObject spec) throws InvalidReviewException {
-        JsonElement value = spec == null ? null : spec.get("expirationSeconds");
-        if (value == null || value.isJsonNull()) {
-            return ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
-        }
-        if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
-            throw new InvalidReviewException("request.object.spec.expirationSeconds: must be a number");
-        }
-        return value.getAsLong();
     }
 
     private String prefix() {

@@ -1,5 +1,7 @@
 package io.satoken.controlplane.admission;
 
+import java.util.Optional;
+
 /**
  * {@code /mutate/pods}: ServiceAccount admission, then agent token injection, answered as one JSONPatch.
  * A denial by either ends the review. The request's object is changed as the patch would change it.
@@ -23,10 +25,13 @@ public final class PodMutation implements Admission {
             return Verdict.allow();
         }
         PodPatch pod = new PodPatch(request.object());
-        Verdict denied = serviceAccounts.admit(request, pod);
-        if (denied == null) {
+        Optional<Verdict.Denied> denied = serviceAccounts.admit(request, pod);
+        if (denied.isEmpty()) {
             denied = agentTokens.admit(request, pod);
         }
-        return denied != null ? denied : Verdict.allow(pod.operations());
+        if (denied.isPresent()) {
+            return denied.get();
+        }
+        return pod.changed() ? Verdict.patch(pod.operations()) : Verdict.allow();
     }
 }

@@ -9,8 +9,6 @@ import com.google.gson.stream.JsonWriter;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * A pod being admitted, as JSON, and the RFC 6902 operations that turn the original into it.
@@ -25,34 +23,17 @@ import java.util.List;
  */
 final class PodPatch {
 
-    /** Where a container sits in the pod: its list and index. */
-    record ContainerRef(String list, int index, JsonObject container) {
-        String pointer() {
-            return "/spec/" + list + "/" + index;
-        }
-
-        /** The field path for messages, e.g. {@code spec.initContainers[0]}. */
-        String path() {
-            return "spec." + list + "[" + index + "]";
-        }
-
-        String name() throws InvalidReviewException {
-            return Json.stringOrEmpty(container, "name", path());
-        }
-    }
-
     /** Writes values as they are: {@code <}, {@code >} and {@code &} need no escaping in a JSONPatch. */
     private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
 
-    private final JsonObject pod;
     private final JsonObject spec;
+    private final PodView view;
     private final StringWriter text = new StringWriter(1024);
     private final JsonWriter operations = new JsonWriter(text);
     private int count;
 
     /** @param pod the request's object, which this class changes: the caller gives it up */
     PodPatch(JsonObject pod) throws InvalidReviewException {
-        this.pod = pod;
         try {
             operations.beginArray(); // closed in operations(); the writer puts the commas in between
         } catch (IOException e) {
@@ -65,44 +46,12 @@ final class PodPatch {
             add("/spec", new JsonObject());
         }
         this.spec = existing;
+        this.view = new PodView(pod, existing);
     }
 
-    /** The pod with every change so far; callers must change it only through this class. */
-    JsonObject pod() {
-        return pod;
-    }
-
-    JsonObject spec() {
-        return spec;
-    }
-
-    /** {@code metadata.annotations[key]}, or null. */
-    String annotation(String key) throws InvalidReviewException {
-        JsonObject metadata = Json.object(pod, "metadata", "request.object");
-        JsonObject annotations = Json.object(metadata, "annotations", "metadata");
-        return Json.string(annotations, key, "metadata.annotations");
-    }
-
-    boolean hasAnnotation(String key) throws InvalidReviewException {
-        JsonObject metadata = Json.object(pod, "metadata", "request.object");
-        JsonObject annotations = Json.object(metadata, "annotations", "metadata");
-        return annotations != null && annotations.has(key);
-    }
-
-    /** Init containers then regular containers, the order upstream visits them in. */
-    List<ContainerRef> initAndRegularContainers() throws InvalidReviewException {
-        List<ContainerRef> refs = new ArrayList<>(containers("initContainers"));
-        refs.addAll(containers("containers"));
-        return refs;
-    }
-
-    List<ContainerRef> containers(String list) throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(spec, list, "spec");
-        List<ContainerRef> refs = new ArrayList<>(items.size());
-        for (int i = 0; i < items.size(); i++) {
-            refs.add(new ContainerRef(list, i, items.get(i)));
-        }
-        return refs;
+    /** The pod with every change so far, to read. */
+    PodView view() {
+        return view;
     }
 
     /** Sets {@code spec.<field>}, adding or replacing it. */
@@ -117,15 +66,17 @@ final class PodPatch {
     }
 
     /** Appends {@code item} to the list {@code <container>.<field>}, making the list if there is none. */
-    void appendToContainer(ContainerRef ref, String field, JsonElement item) {
-        append(ref.container(), ref.pointer(), field, item);
+    void appendToContainer(ContainerView container, String field, JsonElement item) {
+        append(container.container(), container.pointer(), field, item);
     }
 
-    /** The operations so far, in order, as a JSON array; null when nothing changed. */
+    /** Whether any operation has been made. */
+    boolean changed() {
+        return count > 0;
+    }
+
+    /** The operations so far, in order, as a JSON array ({@code []} when nothing changed). */
     String operations() {
-        if (count == 0) {
-            return null;
-        }
         StringBuffer json = text.getBuffer();
         return new StringBuilder(json.length() + 1).append(json).append(']').toString();
     }

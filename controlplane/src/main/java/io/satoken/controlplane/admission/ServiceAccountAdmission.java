@@ -65,20 +65,21 @@ public final class ServiceAccountAdmission {
     }
 
     /**
-     * Admits {@code request}'s pod, recording changes in {@code pod}; null means allowed (with whatever
-     * {@code pod} now holds), anything else is a denial.
+     * Admits {@code request}'s pod, recording changes in {@code pod}: empty when allowed (with whatever
+     * {@code pod} now holds), else the denial.
      */
-    Verdict admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException, InterruptedException {
+    Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod)
+            throws InvalidReviewException, InterruptedException {
         if ("ephemeralcontainers".equals(request.subResource())) {
-            return "UPDATE".equals(request.operation()) ? validateEphemeral(request, pod) : null;
+            return "UPDATE".equals(request.operation()) ? validateEphemeral(request, pod.view()) : Optional.empty();
         }
         if (!request.isCreate()) {
-            return null; // AD-9
+            return Optional.empty(); // AD-9
         }
-        if (pod.hasAnnotation(MIRROR_POD_ANNOTATION)) {
-            return validateMirror(request, pod); // AD-2
+        if (pod.view().hasAnnotation(MIRROR_POD_ANNOTATION)) {
+            return validateMirror(request, pod.view()); // AD-2
         }
-        String accountName = serviceAccountName(pod);
+        String accountName = pod.view().serviceAccountName();
         if (accountName.isEmpty()) {
             accountName = DEFAULT_SERVICE_ACCOUNT; // AD-3
             pod.setSpec("serviceAccountName", Json.text(accountName));
@@ -87,29 +88,33 @@ public final class ServiceAccountAdmission {
         try {
             account = lookup.get(request.namespace(), accountName); // AD-4
         } catch (ServiceAccountLookup.LookupException e) {
-            return forbidden(request, pod, "error looking up service account " + request.namespace() + "/"
+            return forbidden(request, pod.view(), "error looking up service account " + request.namespace() + "/"
                     + accountName + ": " + e.getMessage());
         }
-        if (automount(pod, account)) { // AD-5
-            Verdict denied = tokenVolume == TokenVolume.PROJECTED ? mountProjected(pod) : mountSecret(pod, account);
-            if (denied != null) {
-                return denied;
+        if (automount(pod.view(), account)) { // AD-5
+            if (tokenVolume == TokenVolume.PROJECTED) {
+                mountProjected(pod);
+            } else {
+                Optional<Verdict.Denied> denied = mountSecret(pod, account);
+                if (denied.isPresent()) {
+                    return denied;
+                }
             }
         }
         copyImagePullSecrets(pod, account); // AD-7
         if (MountableSecrets.enforced(limitSecretReferences, account)) { // AD-10
-            String violation = MountableSecrets.violation(account, pod); // AD-9
-            if (violation != null) {
-                return forbidden(request, pod, violation);
+            Optional<String> violation = MountableSecrets.violation(account, pod.view()); // AD-9
+            if (violation.isPresent()) {
+                return forbidden(request, pod.view(), violation.get());
             }
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-8. */
-    private Verdict validateEphemeral(AdmissionRequest request, PodPatch pod)
+    private Optional<Verdict.Denied> validateEphemeral(AdmissionRequest request, PodView pod)
             throws InvalidReviewException, InterruptedException {
-        String accountName = serviceAccountName(pod);
+        String accountName = pod.serviceAccountName();
         if (accountName.isEmpty()) {
             return forbidden(request, pod, "no service account specified for pod " + request.namespacedName());
         }
@@ -121,47 +126,45 @@ public final class ServiceAccountAdmission {
                     + accountName + ": " + e.getMessage());
         }
         if (MountableSecrets.enforced(limitSecretReferences, account)) {
-            String violation = MountableSecrets.ephemeralViolation(account, pod);
-            if (violation != null) {
-                return forbidden(request, pod, violation);
+            Optional<String> violation = MountableSecrets.ephemeralViolation(account, pod);
+            if (violation.isPresent()) {
+                return forbidden(request, pod, violation.get());
             }
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-9, mirror pods. */
-    private static Verdict validateMirror(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
-        if (!serviceAccountName(pod).isEmpty()) {
+    private static Optional<Verdict.Denied> validateMirror(AdmissionRequest request, PodView pod)
+            throws InvalidReviewException {
+        if (!pod.serviceAccountName().isEmpty()) {
             return forbidden(request, pod, "a mirror pod may not reference service accounts");
         }
         if (MountableSecrets.referencesAny(pod)) {
             return forbidden(request, pod, "a mirror pod may not reference secrets");
         }
-        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
-            JsonObject projected = Json.object(volume, "projected", "spec.volumes[]");
-            for (JsonObject source : Json.objects(projected, "sources", "spec.volumes[].projected")) {
-                if (Json.object(source, "serviceAccountToken", "spec.volumes[].projected.sources[]") != null) {
-                    return forbidden(request, pod, "a mirror pod may not use ServiceAccountToken volume projections");
-                }
+        for (VolumeView volume : pod.volumes()) {
+            if (volume.projectsServiceAccountToken()) {
+                return forbidden(request, pod, "a mirror pod may not use ServiceAccountToken volume projections");
             }
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-5: the pod's choice, else the ServiceAccount's, else true. */
-    private static boolean automount(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
-        Boolean podChoice = Json.bool(pod.spec(), "automountServiceAccountToken", "spec");
-        if (podChoice != null) {
-            return podChoice;
+    private static boolean automount(PodView pod, V1ServiceAccount account) throws InvalidReviewException {
+        Optional<Boolean> podChoice = pod.automountServiceAccountToken();
+        if (podChoice.isPresent()) {
+            return podChoice.get();
         }
         return !Boolean.FALSE.equals(account.getAutomountServiceAccountToken());
     }
 
     /** AD-6. */
-    private Verdict mountProjected(PodPatch pod) throws InvalidReviewException {
+    private void mountProjected(PodPatch pod) throws InvalidReviewException {
         String existing = null;
-        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
-            String name = Json.stringOrEmpty(volume, "name", "spec.volumes[]");
+        for (VolumeView volume : pod.view().volumes()) {
+            String name = volume.name();
             if (name.startsWith(PROJECTED_VOLUME_PREFIX)) {
                 existing = name;
                 break;
@@ -171,25 +174,23 @@ public final class ServiceAccountAdmission {
         if (mountInEveryContainer(pod, volumeName) && existing == null) {
             pod.appendToSpec("volumes", TokenVolumes.projected(volumeName, TOKEN_EXPIRATION_SECONDS));
         }
-        return null;
     }
 
     /** AD-11: the v1.17 behaviour, the ServiceAccount's first referenced token Secret as a secret volume. */
-    private Verdict mountSecret(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
+    private Optional<Verdict.Denied> mountSecret(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
         Optional<String> token = tokenSecrets.firstReferenced(account);
         if (token.isEmpty()) {
-            return new Verdict(false, null, 500, "ServerTimeout", "No API token found for service account \""
+            return Optional.of(Verdict.deny(500, "ServerTimeout", "No API token found for service account \""
                     + account.getMetadata().getName() + "\", retry after the token is automatically created and "
-                    + "added to the service account");
+                    + "added to the service account"));
         }
         String secretName = token.get();
         String existing = null;
         boolean nameTaken = false;
-        for (JsonObject volume : Json.objects(pod.spec(), "volumes", "spec")) {
-            String name = Json.stringOrEmpty(volume, "name", "spec.volumes[]");
+        for (VolumeView volume : pod.view().volumes()) {
+            String name = volume.name();
             nameTaken |= name.equals(secretName);
-            JsonObject secret = Json.object(volume, "secret", "spec.volumes[]");
-            if (secret != null && secretName.equals(Json.string(secret, "secretName", "spec.volumes[].secret"))) {
+            if (volume.secretName().filter(secretName::equals).isPresent()) {
                 existing = name;
                 break;
             }
@@ -198,22 +199,22 @@ public final class ServiceAccountAdmission {
         if (mountInEveryContainer(pod, volumeName) && existing == null) {
             pod.appendToSpec("volumes", TokenVolumes.secret(volumeName, secretName));
         }
-        return null;
+        return Optional.empty();
     }
 
     /** AD-6: mounts in every init and regular container without a mount at the path; true if any got one. */
     private static boolean mountInEveryContainer(PodPatch pod, String volumeName) throws InvalidReviewException {
         boolean mounted = false;
-        for (PodPatch.ContainerRef ref : pod.initAndRegularContainers()) {
+        for (ContainerView container : pod.view().initAndRegularContainers()) {
             boolean hasMount = false;
-            for (JsonObject mount : Json.objects(ref.container(), "volumeMounts", ref.path())) {
-                if (TOKEN_MOUNT_PATH.equals(Json.string(mount, "mountPath", ref.path() + ".volumeMounts[]"))) {
+            for (ContainerView.Mount mount : container.volumeMounts()) {
+                if (TOKEN_MOUNT_PATH.equals(mount.mountPath())) {
                     hasMount = true;
                     break;
                 }
             }
             if (!hasMount) {
-                pod.appendToContainer(ref, "volumeMounts", TokenVolumes.mount(volumeName, TOKEN_MOUNT_PATH));
+                pod.appendToContainer(container, "volumeMounts", TokenVolumes.mount(volumeName, TOKEN_MOUNT_PATH));
                 mounted = true;
             }
         }
@@ -223,7 +224,7 @@ public final class ServiceAccountAdmission {
     /** AD-7: names only, in order, and only when the pod has none. */
     private static void copyImagePullSecrets(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
         List<V1LocalObjectReference> accountSecrets = account.getImagePullSecrets();
-        if (!Json.objects(pod.spec(), "imagePullSecrets", "spec").isEmpty()
+        if (pod.view().hasImagePullSecrets()
                 || accountSecrets == null || accountSecrets.isEmpty()) {
             return;
         }
@@ -236,25 +237,19 @@ public final class ServiceAccountAdmission {
         pod.setSpec("imagePullSecrets", copied);
     }
 
-    /** The pod's ServiceAccount; v1's deprecated {@code serviceAccount} stands in when the name is empty. */
-    private static String serviceAccountName(PodPatch pod) throws InvalidReviewException {
-        String name = Json.stringOrEmpty(pod.spec(), "serviceAccountName", "spec");
-        return name.isEmpty() ? Json.stringOrEmpty(pod.spec(), "serviceAccount", "spec") : name;
-    }
-
     /** Upstream's {@code admission.NewForbidden}: {@code pods "<name>" is forbidden: <reason>}. */
-    static Verdict forbidden(AdmissionRequest request, PodPatch pod, String reason) throws InvalidReviewException {
-        return Verdict.forbidden("pods \"" + podName(request, pod) + "\" is forbidden: " + reason);
+    static Optional<Verdict.Denied> forbidden(AdmissionRequest request, PodView pod, String reason)
+            throws InvalidReviewException {
+        return Optional.of(Verdict.forbidden("pods \"" + podName(request, pod) + "\" is forbidden: " + reason));
     }
 
     /** The request's name, else the object's name, else its generateName, else "Unknown", as upstream picks. */
-    private static String podName(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
+    private static String podName(AdmissionRequest request, PodView pod) throws InvalidReviewException {
         if (!request.name().isEmpty()) {
             return request.name();
         }
-        JsonObject metadata = Json.object(pod.pod(), "metadata", "request.object");
-        String name = Json.stringOrEmpty(metadata, "name", "metadata");
-        String generateName = Json.stringOrEmpty(metadata, "generateName", "metadata");
+        String name = pod.name();
+        String generateName = pod.generateName();
         return !name.isEmpty() ? name : !generateName.isEmpty() ? generateName : "Unknown";
     }
 }

@@ -3,11 +3,11 @@ package io.satoken.controlplane.aggregation;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
-import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
 import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.controller.LoopController;
 import java.util.Set;
 
 /**
@@ -23,19 +23,20 @@ import java.util.Set;
  *
  * <p>Build it before the informers start: it adds label indexes to the ClusterRole informer.
  */
-public final class AggregationController implements Controller {
+public final class AggregationController extends LoopController {
 
     public static final String NAME = "aggregation";
 
     private final ControllerLoop<String> loop;
 
     public AggregationController(Informers informers, ApiClient client, int workers, ControllerMetrics metrics) {
+        super(NAME);
         SharedIndexInformer<V1ClusterRole> informer = informers.clusterRoles();
         informer.addIndexers(RolesByLabel.indexers());
         AggregationMetrics aggregationMetrics = new AggregationMetrics(metrics.registry());
         AggregationSync sync = new AggregationSync(new RolesByLabel(informer.getIndexer()),
                 new ApiClusterRoleWriter(client), aggregationMetrics);
-        this.loop = new ControllerLoop<>(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
+        this.loop = addLoop(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
         AggregationTriggers triggers = new AggregationTriggers();
         aggregationMetrics.aggregatingRoles(triggers::aggregatingRoles);
         informer.addEventHandler(EventHandlers.of(
@@ -47,20 +48,5 @@ public final class AggregationController implements Controller {
     private void enqueue(Set<String> roles, AggregationMetrics metrics) {
         roles.forEach(loop::enqueue);
         metrics.queued(roles.size());
-    }
-
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public void start() {
-        loop.start();
-    }
-
-    @Override
-    public void close() {
-        loop.close();
     }
 }

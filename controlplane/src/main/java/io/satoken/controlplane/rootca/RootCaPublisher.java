@@ -5,11 +5,11 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1Namespace;
-import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
 import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.controller.LoopController;
 import io.satoken.controlplane.controller.Namespaces;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
@@ -19,7 +19,7 @@ import java.util.Optional;
  * {@code ca.crt} in every namespace, repaired when edited or deleted. Triggers (RC-2): a namespace added,
  * a namespace updated while Active, our ConfigMap updated or deleted.
  */
-public final class RootCaPublisher implements Controller {
+public final class RootCaPublisher extends LoopController {
 
     public static final String NAME = "root-ca";
 
@@ -27,6 +27,7 @@ public final class RootCaPublisher implements Controller {
 
     public RootCaPublisher(Informers informers, ApiClient client, byte[] rootCa, int workers,
             ControllerMetrics metrics) {
+        super(NAME);
         CoreV1Api core = new CoreV1Api(client);
         RootCaSync sync = new RootCaSync(new Lister<>(informers.rootCaConfigMaps().getIndexer()), new ConfigMapWriter() {
             @Override
@@ -40,7 +41,7 @@ public final class RootCaPublisher implements Controller {
                         .execute();
             }
         }, new String(rootCa, StandardCharsets.UTF_8));
-        this.loop = new ControllerLoop<>(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
+        this.loop = addLoop(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
         informers.namespaces().addEventHandler(EventHandlers.of(
                 ns -> Triggers.namespaceAdded(ns).ifPresent(loop::enqueue),
                 (before, after) -> Triggers.namespaceUpdated(after).ifPresent(loop::enqueue),
@@ -72,20 +73,5 @@ public final class RootCaPublisher implements Controller {
             return Informers.ROOT_CA_CONFIGMAP.equals(cm.getMetadata().getName())
                     ? Optional.of(cm.getMetadata().getNamespace()) : Optional.empty();
         }
-    }
-
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public void start() {
-        loop.start();
-    }
-
-    @Override
-    public void close() {
-        loop.close();
     }
 }

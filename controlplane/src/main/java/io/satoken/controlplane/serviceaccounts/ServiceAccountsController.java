@@ -5,11 +5,11 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
 import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.controller.LoopController;
 import java.util.List;
 
 /**
@@ -17,7 +17,7 @@ import java.util.List;
  * Active namespace, recreated when deleted. Namespace adds and updates, and ServiceAccount deletes, queue the
  * namespace (SC-2).
  */
-public final class ServiceAccountsController implements Controller {
+public final class ServiceAccountsController extends LoopController {
 
     public static final String NAME = "serviceaccounts";
     static final List<String> REQUIRED = List.of("default");
@@ -25,31 +25,17 @@ public final class ServiceAccountsController implements Controller {
     private final ControllerLoop<String> loop;
 
     public ServiceAccountsController(Informers informers, ApiClient client, int workers, ControllerMetrics metrics) {
+        super(NAME);
         CoreV1Api core = new CoreV1Api(client);
         ServiceAccountsSync sync = new ServiceAccountsSync(new Lister<>(informers.namespaces().getIndexer()),
                 new Lister<>(informers.serviceAccounts().getIndexer()),
                 (ns, name) -> core.createNamespacedServiceAccount(ns,
                         new V1ServiceAccount().metadata(new V1ObjectMeta().name(name).namespace(ns))).execute(),
                 REQUIRED);
-        this.loop = new ControllerLoop<>(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
+        this.loop = addLoop(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
         informers.namespaces().addEventHandler(EventHandlers.of(
                 ns -> loop.enqueue(ns.getMetadata().getName()), EventHandlers.ignore()));
         informers.serviceAccounts().addEventHandler(EventHandlers.of(
                 EventHandlers.ignore(), sa -> loop.enqueue(sa.getMetadata().getNamespace())));
-    }
-
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public void start() {
-        loop.start();
-    }
-
-    @Override
-    public void close() {
-        loop.close();
     }
 }

@@ -5,11 +5,11 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
 import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.controller.LoopController;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import java.security.SecureRandom;
 import java.util.List;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * account a token Secret as v1.17 did. Two queues, one per kind, each key retried at most
  * {@value #MAX_RETRIES} times (TC-2).
  */
-public final class TokensController implements Controller {
+public final class TokensController extends LoopController {
 
     public static final String NAME = "tokens";
     /** Its two work queues, each a loop with its own {@code controller} label in the metrics. */
@@ -40,6 +40,7 @@ public final class TokensController implements Controller {
      */
     public TokensController(Informers informers, ApiClient client, LegacyTokenGenerator generator, byte[] rootCa,
             boolean autoCreate, int workers, ControllerMetrics metrics) {
+        super(NAME);
         SecretMutationCache secrets = new SecretMutationCache(informers.tokenSecrets().getIndexer(), Ticker.systemTicker());
         TokensApi api = new KubeTokensApi(client);
         SecureRandom random = new SecureRandom();
@@ -47,31 +48,13 @@ public final class TokensController implements Controller {
                 ConflictRetry.defaultRetry(), random::nextInt) : null;
         TokenSync sync = new TokenSync(new Lister<>(informers.serviceAccounts().getIndexer()), secrets, api, generator,
                 rootCa, creation, ConflictRetry.removeReference());
-        this.serviceAccountLoop = new ControllerLoop<>(LOOPS.get(0), sync::syncServiceAccount, workers,
-                MAX_RETRIES, metrics);
-        this.secretLoop = new ControllerLoop<>(LOOPS.get(1), sync::syncSecret, workers, MAX_RETRIES, metrics);
+        this.serviceAccountLoop = addLoop(LOOPS.get(0), sync::syncServiceAccount, workers, MAX_RETRIES, metrics);
+        this.secretLoop = addLoop(LOOPS.get(1), sync::syncSecret, workers, MAX_RETRIES, metrics);
         informers.serviceAccounts().addEventHandler(EventHandlers.of(this::queue, this::queue));
         informers.tokenSecrets().addEventHandler(EventHandlers.of(this::queue, secret -> {
             secrets.deleted(secret.getMetadata().getNamespace(), secret.getMetadata().getName());
             queue(secret);
         }));
-    }
-
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public void start() {
-        serviceAccountLoop.start();
-        secretLoop.start();
-    }
-
-    @Override
-    public void close() {
-        serviceAccountLoop.close();
-        secretLoop.close();
     }
 
     private void queue(V1ServiceAccount sa) {

@@ -1,5 +1,7 @@
 package io.satoken.controlplane.admission;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.flipkart.zjsonpatch.JsonPatch;
@@ -67,11 +69,17 @@ final class AdmissionFixtures {
     static JsonNode patched(JsonObject pod, Verdict verdict) {
         try {
             JsonNode original = MAPPER.readTree(pod.toString());
-            String patch = verdict.patch() == null ? "[]" : verdict.patch();
+            String patch = verdict instanceof Verdict.Patched patched ? patched.patch() : "[]";
             return JsonPatch.apply(MAPPER.readTree(patch), original);
         } catch (java.io.IOException e) {
             throw new IllegalArgumentException(e);
         }
+    }
+
+    /** {@code verdict} as the denial it must be. */
+    static Verdict.Denied denied(Verdict verdict) {
+        assertThat(verdict).isInstanceOf(Verdict.Denied.class);
+        return (Verdict.Denied) verdict;
     }
 
     /** Gson to Jackson, for comparing with {@link #patched}. */

@@ -110,7 +110,7 @@ class AdmissionReviewsTest {
     void allowed_answer_carries_a_base64_json_patch() {
         String patch = "[{\"op\":\"add\",\"path\":\"/spec/x\",\"value\":1}]";
 
-        JsonObject review = JsonParser.parseString(new String(AdmissionReviews.write("u1", Verdict.allow(patch)),
+        JsonObject review = JsonParser.parseString(new String(AdmissionReviews.write("u1", Verdict.patch(patch)),
                 StandardCharsets.UTF_8)).getAsJsonObject();
 
         assertThat(review.get("apiVersion").getAsString()).isEqualTo("admission.k8s.io/v1");
@@ -136,5 +136,20 @@ class AdmissionReviewsTest {
         assertThat(status.get("code").getAsInt()).isEqualTo(403);
         assertThat(status.get("reason").getAsString()).isEqualTo("Forbidden");
         assertThat(status.get("message").getAsString()).isEqualTo("no");
+    }
+
+    @Test
+    void each_kind_of_verdict_is_written_byte_for_byte_as_before() {
+        String head = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"u1\",";
+
+        assertThat(written(Verdict.allow())).isEqualTo(head + "\"allowed\":true}}");
+        assertThat(written(Verdict.patch("[]"))).isEqualTo(head + "\"allowed\":true,\"patchType\":\"JSONPatch\","
+                + "\"patch\":\"W10=\"}}");
+        assertThat(written(Verdict.deny(422, "Invalid", "<bad> & \"worse\""))).isEqualTo(head + "\"allowed\":false,"
+                + "\"status\":{\"code\":422,\"reason\":\"Invalid\",\"message\":\"<bad> & \\\"worse\\\"\"}}}");
+    }
+
+    private static String written(Verdict verdict) {
+        return new String(AdmissionReviews.write("u1", verdict), StandardCharsets.UTF_8);
     }
 }

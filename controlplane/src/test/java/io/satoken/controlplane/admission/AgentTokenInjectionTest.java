@@ -1,6 +1,7 @@
 package io.satoken.controlplane.admission;
 
 import static io.satoken.controlplane.admission.AdmissionFixtures.account;
+import static io.satoken.controlplane.admission.AdmissionFixtures.denied;
 import static io.satoken.controlplane.admission.AdmissionFixtures.gson;
 import static io.satoken.controlplane.admission.AdmissionFixtures.jackson;
 import static io.satoken.controlplane.admission.AdmissionFixtures.patched;
@@ -109,8 +110,8 @@ class AgentTokenInjectionTest {
 
         Verdict again = mutation.review(podCreate(gson(first)));
 
-        assertThat(again.allowed()).as(again.message()).isTrue();
-        assertThat(JsonParser.parseString(again.patch()).getAsJsonArray()).hasSize(1);
+        assertThat(again).isNotInstanceOf(Verdict.Denied.class);
+        assertThat(JsonParser.parseString(((Verdict.Patched) again).patch()).getAsJsonArray()).hasSize(1);
         JsonNode second = patched(gson(first), again);
         assertThat(second.at("/spec/containers/1/volumeMounts")).isEqualTo(jackson("[" + mount("/var/run/secrets/satoken")
                 + "]"));
@@ -144,8 +145,8 @@ class AgentTokenInjectionTest {
 
         assertThat(agentMessage).contains("satoken.io/projections[0].path").contains("expirationSeconds");
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.code()).isEqualTo(422);
-        assertThat(verdict.message()).isEqualTo(agentMessage);
+        assertThat(denied(verdict).code()).isEqualTo(422);
+        assertThat(denied(verdict).message()).isEqualTo(agentMessage);
     }
 
     @Test
@@ -156,7 +157,7 @@ class AgentTokenInjectionTest {
         Verdict verdict = mutation.review(podCreate(pod));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).startsWith("spec.containers[0].volumeMounts: /var/run/secrets/satoken is "
+        assertThat(denied(verdict).message()).startsWith("spec.containers[0].volumeMounts: /var/run/secrets/satoken is "
                 + "already the mount path of volume x");
     }
 
@@ -172,8 +173,8 @@ class AgentTokenInjectionTest {
         Verdict verdict = mutation.review(podCreate(pod));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.code()).isEqualTo(422);
-        assertThat(verdict.message()).isEqualTo("spec.volumes[satoken-agent-tokens]: the name is reserved for the "
+        assertThat(denied(verdict).code()).isEqualTo(422);
+        assertThat(denied(verdict).message()).isEqualTo("spec.volumes[satoken-agent-tokens]: the name is reserved for the "
                 + "agent's token volume (csi driver tokens.satoken.io)");
     }
 
@@ -185,7 +186,7 @@ class AgentTokenInjectionTest {
         Verdict verdict = mutation.review(podCreate(pod));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).startsWith("spec.volumes[satoken-agent-tokens].csi: must be {driver: "
+        assertThat(denied(verdict).message()).startsWith("spec.volumes[satoken-agent-tokens].csi: must be {driver: "
                 + "tokens.satoken.io, readOnly: true, volumeAttributes: {projections: <the satoken.io/projections "
                 + "annotation>}}");
     }
@@ -198,7 +199,7 @@ class AgentTokenInjectionTest {
         Verdict verdict = mutation.review(podCreate(pod));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).startsWith("spec.volumes[satoken-agent-tokens].csi: must be");
+        assertThat(denied(verdict).message()).startsWith("spec.volumes[satoken-agent-tokens].csi: must be");
     }
 
     @ParameterizedTest(name = "\"{0}\"")
@@ -210,7 +211,7 @@ class AgentTokenInjectionTest {
         Verdict verdict = mutation.review(podCreate(pod));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).startsWith("satoken.io/mount-path: must");
+        assertThat(denied(verdict).message()).startsWith("satoken.io/mount-path: must");
     }
 
     @Test
@@ -221,8 +222,8 @@ class AgentTokenInjectionTest {
         JsonObject mirror = pod("{'kubernetes.io/config.mirror':'x','satoken.io/projections':'[{path: t}]'}",
                 "{'containers':[{'name':'app','image':'i'}]}");
 
-        assertThat(mutation.review(podCreate(plain)).patch()).isNull();
-        assertThat(mutation.review(podCreate(mirror)).patch()).isNull();
+        assertThat(mutation.review(podCreate(plain))).isInstanceOf(Verdict.Allowed.class);
+        assertThat(mutation.review(podCreate(mirror))).isInstanceOf(Verdict.Allowed.class);
     }
 
     @Test
@@ -232,18 +233,16 @@ class AgentTokenInjectionTest {
 
         Verdict verdict = mutation.review(request("UPDATE", "pods", "ephemeralcontainers", pod));
 
-        assertThat(verdict.allowed()).as(verdict.message()).isTrue();
-        assertThat(verdict.patch()).isNull();
+        assertThat(verdict).isInstanceOf(Verdict.Allowed.class);
     }
 
     /** Admits, applies the patch, and checks that admitting the result again adds nothing (AD-7a). */
     private JsonNode admitTwice(JsonObject pod) throws Exception {
         Verdict verdict = mutation.review(podCreate(pod));
-        assertThat(verdict.allowed()).as(verdict.message()).isTrue();
+        assertThat(verdict).isNotInstanceOf(Verdict.Denied.class);
         JsonNode result = patched(pod, verdict);
         Verdict again = mutation.review(podCreate(gson(result)));
-        assertThat(again.allowed()).as(again.message()).isTrue();
-        assertThat(again.patch()).isNull();
+        assertThat(again).isInstanceOf(Verdict.Allowed.class);
         return result;
     }
 }

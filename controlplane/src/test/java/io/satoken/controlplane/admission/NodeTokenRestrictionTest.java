@@ -1,5 +1,6 @@
 package io.satoken.controlplane.admission;
 
+import static io.satoken.controlplane.admission.AdmissionFixtures.denied;
 import static io.satoken.controlplane.admission.AdmissionFixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -83,8 +84,7 @@ class NodeTokenRestrictionTest {
     void agent_may_request_the_token_a_pod_on_its_node_asks_for() throws Exception {
         Verdict verdict = restriction.review(fromAgent("web", podRef("web", "uid-web")));
 
-        assertThat(verdict.allowed()).as(verdict.message()).isTrue();
-        assertThat(verdict.patch()).isNull();
+        assertThat(verdict).isInstanceOf(Verdict.Allowed.class);
     }
 
     @Test
@@ -101,8 +101,8 @@ class NodeTokenRestrictionTest {
         Verdict verdict = restriction.review(tokenRequest(AGENT, Map.of(), "web", podRef("web", "uid-web")));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.code()).isEqualTo(403);
-        assertThat(verdict.message()).contains("NT-1").contains("not bound to a pod");
+        assertThat(denied(verdict).code()).isEqualTo(403);
+        assertThat(denied(verdict).message()).contains("NT-1").contains("not bound to a pod");
     }
 
     @Test
@@ -111,7 +111,7 @@ class NodeTokenRestrictionTest {
                 podRef("web", "uid-web")));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).contains("NT-1").contains("satoken-agent/agent-a (uid uid-old-agent) does not exist");
+        assertThat(denied(verdict).message()).contains("NT-1").contains("satoken-agent/agent-a (uid uid-old-agent) does not exist");
     }
 
     @Test
@@ -119,8 +119,8 @@ class NodeTokenRestrictionTest {
         Verdict unbound = restriction.review(fromAgent("web", null));
         Verdict secret = restriction.review(fromAgent("web", "{'kind':'Secret','apiVersion':'v1','name':'s'}"));
 
-        assertThat(unbound.message()).isEqualTo(denial("NT-2: spec.boundObjectRef must name a Pod, got none"));
-        assertThat(secret.message()).isEqualTo(denial("NT-2: spec.boundObjectRef must name a Pod, got kind \"Secret\""));
+        assertThat(denied(unbound).message()).isEqualTo(denial("NT-2: spec.boundObjectRef must name a Pod, got none"));
+        assertThat(denied(secret).message()).isEqualTo(denial("NT-2: spec.boundObjectRef must name a Pod, got kind \"Secret\""));
         assertThat(gets).as("only the agent's own pod was read").isEqualTo(1);
     }
 
@@ -132,8 +132,8 @@ class NodeTokenRestrictionTest {
 
         for (Verdict verdict : List.of(noUid, emptyUid)) {
             assertThat(verdict.allowed()).isFalse();
-            assertThat(verdict.code()).isEqualTo(403);
-            assertThat(verdict.message()).isEqualTo(denial("NT-2: spec.boundObjectRef.uid: Required value: the token "
+            assertThat(denied(verdict).code()).isEqualTo(403);
+            assertThat(denied(verdict).message()).isEqualTo(denial("NT-2: spec.boundObjectRef.uid: Required value: the token "
                     + "must be bound to one pod by name and uid"));
         }
     }
@@ -142,7 +142,7 @@ class NodeTokenRestrictionTest {
     void NT_2_pod_reference_without_a_name_is_denied() throws Exception {
         Verdict verdict = restriction.review(fromAgent("web", "{'kind':'Pod','apiVersion':'v1','uid':'uid-web'}"));
 
-        assertThat(verdict.message()).isEqualTo(denial("NT-2: spec.boundObjectRef.name: Required value: the token "
+        assertThat(denied(verdict).message()).isEqualTo(denial("NT-2: spec.boundObjectRef.name: Required value: the token "
                 + "must be bound to one pod by name and uid"));
     }
 
@@ -151,9 +151,9 @@ class NodeTokenRestrictionTest {
         Verdict missing = restriction.review(fromAgent("web", podRef("nope", "uid-nope")));
         Verdict stale = restriction.review(fromAgent("web", podRef("web", "uid-previous-web")));
 
-        assertThat(missing.message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/nope with uid uid-nope "
+        assertThat(denied(missing).message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/nope with uid uid-nope "
                 + "does not exist"));
-        assertThat(stale.message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web with uid "
+        assertThat(denied(stale).message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web with uid "
                 + "uid-previous-web does not exist"));
     }
 
@@ -164,7 +164,7 @@ class NodeTokenRestrictionTest {
 
         pods.remove("ns/web");
 
-        assertThat(restriction.review(request).message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web "
+        assertThat(denied(restriction.review(request)).message()).isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web "
                 + "with uid uid-web does not exist"));
     }
 
@@ -175,9 +175,9 @@ class NodeTokenRestrictionTest {
 
         pods.put("ns/web", pod("ns", "web", "uid-web-2", "node-b", "web", VAULT));
 
-        assertThat(restriction.review(fromAgent("web", podRef("web", "uid-web"))).message())
+        assertThat(denied(restriction.review(fromAgent("web", podRef("web", "uid-web")))).message())
                 .isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web with uid uid-web does not exist"));
-        assertThat(restriction.review(fromAgent("web", podRef("web", "uid-web-2"))).message())
+        assertThat(denied(restriction.review(fromAgent("web", podRef("web", "uid-web-2")))).message())
                 .isEqualTo(denial("NT-4: pod ns/web is on node node-b, but the agent pod satoken-agent/agent-a is "
                         + "on node node-a"));
     }
@@ -187,7 +187,7 @@ class NodeTokenRestrictionTest {
         Verdict verdict = restriction.review(fromAgent("web", podRef("far", "uid-far")));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.message()).isEqualTo(denial("NT-4: pod ns/far is on node node-b, but the agent pod "
+        assertThat(denied(verdict).message()).isEqualTo(denial("NT-4: pod ns/far is on node node-b, but the agent pod "
                 + "satoken-agent/agent-a is on node node-a"));
     }
 
@@ -195,14 +195,14 @@ class NodeTokenRestrictionTest {
     void NT_4_unscheduled_pod_is_denied() throws Exception {
         Verdict verdict = restriction.review(fromAgent("web", podRef("pending", "uid-pending")));
 
-        assertThat(verdict.message()).contains("NT-4: pod ns/pending is not bound to a node");
+        assertThat(denied(verdict).message()).contains("NT-4: pod ns/pending is not bound to a node");
     }
 
     @Test
     void NT_5_token_for_another_service_account_is_denied() throws Exception {
         Verdict verdict = restriction.review(fromAgent("admin", podRef("web", "uid-web")));
 
-        assertThat(verdict.message()).isEqualTo(denial("NT-5: pod ns/web runs as ServiceAccount web, not admin"));
+        assertThat(denied(verdict).message()).isEqualTo(denial("NT-5: pod ns/web runs as ServiceAccount web, not admin"));
     }
 
     record Case(String name, List<CsiTokenRequests.Shape> asks, ApiAudiences known, String spec, String denied) {
@@ -261,11 +261,11 @@ class NodeTokenRestrictionTest {
                 podRef("web", "uid-web"), c.spec()));
 
         if (c.denied() == null) {
-            assertThat(verdict.allowed()).as(verdict.message()).isTrue();
+            assertThat(verdict).isNotInstanceOf(Verdict.Denied.class);
         } else {
             assertThat(verdict.allowed()).isFalse();
-            assertThat(verdict.code()).isEqualTo(403);
-            assertThat(verdict.message()).startsWith(denial("NT-6: ")).contains(c.denied());
+            assertThat(denied(verdict).code()).isEqualTo(403);
+            assertThat(denied(verdict).message()).startsWith(denial("NT-6: ")).contains(c.denied());
         }
     }
 
@@ -304,8 +304,8 @@ class NodeTokenRestrictionTest {
         Verdict verdict = failing.review(fromAgent("web", podRef("web", "uid-web")));
 
         assertThat(verdict.allowed()).isFalse();
-        assertThat(verdict.code()).isEqualTo(503);
-        assertThat(verdict.message()).endsWith("could not read a pod: 503 injected");
+        assertThat(denied(verdict).code()).isEqualTo(503);
+        assertThat(denied(verdict).message()).endsWith("could not read a pod: 503 injected");
     }
 
     @Test

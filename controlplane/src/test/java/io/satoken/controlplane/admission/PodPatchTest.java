@@ -16,7 +16,8 @@ class PodPatchTest {
     void no_change_is_no_patch() throws Exception {
         PodPatch patch = new PodPatch(pod("{'containers':[{'name':'a'}]}"));
 
-        assertThat(patch.operations()).isNull();
+        assertThat(patch.changed()).isFalse();
+        assertThat(patch.operations()).isEqualTo("[]");
     }
 
     @Test
@@ -30,7 +31,7 @@ class PodPatchTest {
         assertThat(JsonParser.parseString(patch.operations())).isEqualTo(JsonParser.parseString(
                 "[{\"op\":\"add\",\"path\":\"/spec/volumes\",\"value\":[{\"name\":\"one\"}]},"
                         + "{\"op\":\"add\",\"path\":\"/spec/volumes/-\",\"value\":{\"name\":\"two\"}}]"));
-        assertThat(patched(original, Verdict.allow(patch.operations())).at("/spec/volumes"))
+        assertThat(patched(original, Verdict.patch(patch.operations())).at("/spec/volumes"))
                 .isEqualTo(jackson("[{'name':'one'},{'name':'two'}]"));
     }
 
@@ -41,12 +42,12 @@ class PodPatchTest {
         PodPatch patch = new PodPatch(pod);
 
         patch.setSpec("serviceAccountName", Json.text("default"));
-        patch.appendToContainer(patch.containers("containers").get(0), "volumeMounts",
+        patch.appendToContainer(patch.view().containers("containers").get(0), "volumeMounts",
                 json("{'name':'y','mountPath':'/y'}"));
 
         assertThat(pod.getAsJsonObject("spec")).isEqualTo(json("{'containers':[{'name':'a','volumeMounts':["
                 + "{'name':'x','mountPath':'/x'},{'name':'y','mountPath':'/y'}]}],'serviceAccountName':'default'}"));
-        assertThat(patched(original, Verdict.allow(patch.operations())))
+        assertThat(patched(original, Verdict.patch(patch.operations())))
                 .isEqualTo(jackson(pod.toString().replace('"', '\'')));
     }
 

@@ -56,7 +56,7 @@ public class PodReviewBenchmark {
         String[] uid = new String[1];
         AdmissionRequest request = AdmissionReviews.read(body, uid);
         Verdict verdict = mutation.review(request);
-        if (verdict.patch() == null) {
+        if (!(verdict instanceof Verdict.Patched)) {
             throw new IllegalStateException("the benchmark's pod must be patched");
         }
         return AdmissionReviews.write(uid[0], verdict);
