@@ -1,5 +1,6 @@
 package io.satoken.agent.config;
 
+import io.satoken.common.kube.KubeNames;
 import io.satoken.common.projection.FieldErrors;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.common.projection.ProjectionSpec;
@@ -42,11 +43,13 @@ final class ProjectionEntries {
     void add(YamlFields fields) {
         String namespace = fields.requiredString("namespace");
         if (namespace != null) {
-            KubeNames.label(namespace, fields.field("namespace"), errors);
+            KubeNames.dnsLabelProblem(namespace)
+                    .ifPresent(problem -> errors.invalid(fields.field("namespace"), problem, namespace));
         }
         String serviceAccount = fields.requiredString("serviceAccount");
         if (serviceAccount != null) {
-            KubeNames.subdomain(serviceAccount, fields.field("serviceAccount"), errors);
+            KubeNames.dnsSubdomainProblem(serviceAccount)
+                    .ifPresent(problem -> errors.invalid(fields.field("serviceAccount"), problem, serviceAccount));
         }
         List<String> audiences = audiences(fields);
         Long expirationSeconds = fields.integer("expirationSeconds",

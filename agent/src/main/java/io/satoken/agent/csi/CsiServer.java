@@ -19,6 +19,7 @@ import io.satoken.agent.csi.wire.NodeUnpublishVolumeResponse;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.ProbeResponse;
 import io.satoken.agent.csi.wire.RegistrationStatusResponse;
+import io.satoken.common.projection.CsiVolumeAttributes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +48,7 @@ public final class CsiServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(CsiServer.class);
 
-    public static final String DRIVER = "tokens.satoken.io";
+    public static final String DRIVER = CsiVolumeAttributes.DRIVER;
     static final String CSI_VERSION = "1.0.0";
     /** The kubelet gives NodePublishVolume two minutes; answering before that lets it retry sooner. */
     static final Duration PUBLISH_WAIT = Duration.ofSeconds(90);

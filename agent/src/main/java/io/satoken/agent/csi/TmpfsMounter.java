@@ -1,5 +1,6 @@
 package io.satoken.agent.csi;
 
+import io.satoken.common.projection.CsiVolumeAttributes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,8 +20,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class TmpfsMounter implements Mounter {
 
-    /** The mount source; it marks this agent's mounts in mountinfo. */
-    static final String SOURCE = "tokens.satoken.io";
+    /** The mount source, the driver's name; it marks this agent's mounts in mountinfo. */
+    static final String SOURCE = CsiVolumeAttributes.DRIVER;
     static final String OPTIONS = "size=1m,mode=0700,nosuid,nodev,noexec";
     private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
     private static final long TIMEOUT_SECONDS = 30;

@@ -3,6 +3,7 @@ package io.satoken.controlplane.aggregation;
 import io.kubernetes.client.openapi.models.V1AggregationRule;
 import io.kubernetes.client.openapi.models.V1LabelSelector;
 import io.kubernetes.client.openapi.models.V1LabelSelectorRequirement;
+import io.satoken.common.kube.KubeNames;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -132,14 +133,14 @@ record Selector(List<Requirement> requirements) {
     }
 
     private static void checkKey(String key, String at) throws InvalidSelectorException {
-        Optional<String> problem = LabelSyntax.keyProblem(key);
+        Optional<String> problem = KubeNames.labelKeyProblem(key);
         if (problem.isPresent()) {
             throw new InvalidSelectorException(at + ": invalid label key \"" + key + "\": " + problem.get());
         }
     }
 
     private static void checkValue(String value, String at) throws InvalidSelectorException {
-        Optional<String> problem = LabelSyntax.valueProblem(value);
+        Optional<String> problem = KubeNames.labelValueProblem(value);
         if (problem.isPresent()) {
             throw new InvalidSelectorException(at + ": invalid label value \"" + value + "\": " + problem.get());
         }
