@@ -63,7 +63,7 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void valid_review_is_read() throws Exception {
+    void read_validReview_isRead() throws Exception {
         String[] uid = new String[1];
         AdmissionRequest request = AdmissionReviews.read(VALID.getBytes(StandardCharsets.UTF_8), uid);
 
@@ -76,7 +76,7 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void what_no_rule_reads_is_skipped_the_rest_of_the_pod_is_kept() throws Exception {
+    void read_whatNoRuleReads_skipped_restOfThePodKept() throws Exception {
         String body = VALID.replace("\"object\":{\"kind\":\"Pod\"}", "\"oldObject\":{\"kind\":\"Pod\",\"spec\":{}},"
                 + "\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"},"
                 + "\"annotations\":{\"x\":\"y\"},\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}]},"
@@ -91,7 +91,7 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void a_skipped_part_must_still_be_json() {
+    void read_skippedPartNotJson_rejected() {
         String body = VALID.replace("\"object\":", "\"oldObject\":{\"a\" 1},\"object\":");
 
         assertThatThrownBy(() -> AdmissionReviews.read(body.getBytes(StandardCharsets.UTF_8), new String[1]))
@@ -99,7 +99,7 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void uid_is_known_for_the_answer_even_when_the_rest_is_malformed() {
+    void read_restMalformed_uidStillKnownForTheAnswer() {
         String[] uid = new String[1];
         assertThatThrownBy(() -> AdmissionReviews.read(VALID.replace("admission.k8s.io/v1", "v2")
                 .getBytes(StandardCharsets.UTF_8), uid)).isInstanceOf(InvalidReviewException.class);
@@ -107,7 +107,7 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void allowed_answer_carries_a_base64_json_patch() {
+    void write_allowed_carriesBase64JsonPatch() {
         String patch = "[{\"op\":\"add\",\"path\":\"/spec/x\",\"value\":1}]";
 
         JsonObject review = JsonParser.parseString(new String(AdmissionReviews.write("u1", Verdict.patch(patch)),
@@ -125,7 +125,7 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void denied_answer_carries_code_reason_and_message_and_no_patch() {
+    void write_denied_carriesCodeReasonAndMessageNoPatch() {
         JsonObject response = JsonParser.parseString(new String(AdmissionReviews.write(null,
                 Verdict.forbidden("no")), StandardCharsets.UTF_8)).getAsJsonObject().getAsJsonObject("response");
 
@@ -139,7 +139,7 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void each_kind_of_verdict_is_written_byte_for_byte_as_before() {
+    void write_eachKindOfVerdict_byteForByteAsBefore() {
         String head = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"u1\",";
 
         assertThat(written(Verdict.allow())).isEqualTo(head + "\"allowed\":true}}");

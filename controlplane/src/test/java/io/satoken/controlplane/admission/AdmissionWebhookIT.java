@@ -110,7 +110,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void pod_without_a_service_account_gets_default_and_its_projected_token() throws Exception {
+    void pod_withoutAServiceAccount_getsDefaultAndItsProjectedToken() throws Exception {
         V1Pod created = admin.createNamespacedPod(namespace, pod("plain", null)).execute();
 
         assertThat(created.getSpec().getServiceAccountName()).isEqualTo("default");
@@ -131,7 +131,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void pod_naming_a_missing_service_account_is_denied_with_our_message() {
+    void pod_namingAMissingServiceAccount_deniedWithOurMessage() {
         V1Pod pod = pod("orphan", null);
         pod.getSpec().serviceAccountName("missing");
 
@@ -145,7 +145,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void pod_asking_for_agent_tokens_in_a_restricted_namespace_gets_the_csi_volume_and_is_admitted() throws Exception {
+    void pod_askingForAgentTokensInARestrictedNamespace_getsCsiVolumeAndIsAdmitted() throws Exception {
         String restricted = restrictedNamespace();
         String projections = "- path: vault/token\n  audience: vault\n";
         V1Pod pod = restrictedPod(pod("vault-client", Map.of("satoken.io/projections", projections)));
@@ -186,7 +186,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void invalid_projections_annotation_is_denied_with_the_agents_message() {
+    void projectionsAnnotation_invalid_deniedWithTheAgentsMessage() {
         V1Pod pod = pod("bad-annotation", Map.of("satoken.io/projections", "- path: /etc/passwd\n"));
 
         assertThatThrownBy(() -> admin.createNamespacedPod(namespace, pod).execute())
@@ -197,7 +197,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void agent_gets_tokens_only_for_pods_on_its_own_node() throws Exception {
+    void agent_getsTokens_onlyForPodsOnItsOwnNode() throws Exception {
         CoreV1Api asAgent = agent();
         V1Pod near = admin.createNamespacedPod(namespace, onNode(asking(pod("web-a", null), "vault"), "node-a", "web"))
                 .execute();
@@ -212,7 +212,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void agent_gets_only_the_audience_the_pods_volume_asks_for() throws Exception {
+    void agent_getsOnlyTheAudience_thePodsVolumeAsksFor() throws Exception {
         CoreV1Api asAgent = agent();
         V1Pod vault = admin.createNamespacedPod(namespace, onNode(asking(pod("vault-user", null), "vault"), "node-a",
                 "web")).execute();
@@ -228,7 +228,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void agent_request_without_the_pods_uid_is_denied() throws Exception {
+    void agent_requestWithoutThePodsUid_denied() throws Exception {
         CoreV1Api asAgent = agent();
         V1Pod web = admin.createNamespacedPod(namespace, onNode(asking(pod("web-no-uid", null), "vault"), "node-a",
                 "web")).execute();
@@ -240,7 +240,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void agent_gets_no_token_for_a_pod_deleted_and_created_again_on_another_node() throws Exception {
+    void agent_podRecreatedOnAnotherNode_getsNoToken() throws Exception {
         CoreV1Api asAgent = agent();
         V1Pod first = admin.createNamespacedPod(namespace, onNode(asking(pod("web-r", null), "vault"), "node-a", "web"))
                 .execute();

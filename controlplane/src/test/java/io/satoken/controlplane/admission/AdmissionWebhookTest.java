@@ -40,7 +40,7 @@ class AdmissionWebhookTest {
     }
 
     @Test
-    void token_check_without_the_agent_account_is_refused_before_it_serves() {
+    void tokenCheck_withoutTheAgentAccount_refusedBeforeItServes() {
         for (Set<String> webhooks : List.of(Set.of("serviceaccount-token"), Set.of("pods", "serviceaccount-token"))) {
             assertThatThrownBy(() -> settings(webhooks, null))
                     .isInstanceOf(IllegalArgumentException.class)
@@ -50,14 +50,14 @@ class AdmissionWebhookTest {
     }
 
     @Test
-    void the_old_settings_serve_every_path_so_they_too_need_the_agent_account() {
+    void oldSettings_serveEveryPath_soNeedTheAgentAccountToo() {
         assertThatThrownBy(() -> new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0), null,
                 TokenVolume.PROJECTED, false, null, WebhookServer.Limits.defaults()))
                 .hasMessageContaining("--agent-service-account");
     }
 
     @Test
-    void webhooks_flag_names_known_paths_only() {
+    void webhooksFlag_namesKnownPathsOnly() {
         assertThat(AdmissionWebhook.parseWebhooks(AdmissionWebhook.ALL_WEBHOOKS))
                 .containsExactlyInAnyOrder("pods", "serviceaccount-token");
         assertThat(AdmissionWebhook.parseWebhooks(" pods ")).containsExactly("pods");
@@ -69,7 +69,7 @@ class AdmissionWebhookTest {
     }
 
     @Test
-    void path_not_selected_answers_404() throws Exception {
+    void path_notSelected_answers404() throws Exception {
         AdmissionWebhook.Settings settings = settings(Set.of("pods"), null);
         ApiClient watchClient = new ApiClient().setReadTimeout(0); // never used: nothing is watched or read here
         try (AdmissionWebhook webhook = new AdmissionWebhook(settings, new Informers(watchClient), new ApiClient(),

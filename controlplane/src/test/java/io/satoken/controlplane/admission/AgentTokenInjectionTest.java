@@ -48,7 +48,7 @@ class AgentTokenInjectionTest {
     final PodMutation mutation = ServiceAccountAdmissionTest.mutation(accounts, TokenVolume.PROJECTED, false);
 
     @Test
-    void annotated_pod_gets_the_csi_volume_and_a_read_only_mount_in_init_and_regular_containers() throws Exception {
+    void annotatedPod_getsCsiVolume_andReadOnlyMountInInitAndRegularContainers() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','automountServiceAccountToken':false,"
                 + "'initContainers':[{'name':'init','image':'i'}],'containers':[{'name':'app','image':'i',"
                 + "'env':[{'name':'A','value':'1'}]}],'ephemeralContainers':[{'name':'e','image':'i'}]}");
@@ -63,7 +63,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void volume_attribute_is_the_annotation_verbatim_so_the_agent_parses_what_the_webhook_checked() throws Exception {
+    void volumeAttribute_isTheAnnotationVerbatim_soTheAgentParsesWhatWasChecked() throws Exception {
         String yaml = "- path: vault/token\\n  audience: vault\\n- path: sts/token\\n  audience: sts.amazonaws.com\\n"
                 + "  expirationSeconds: 7200\\n";
         JsonObject pod = pod("{'satoken.io/projections':'" + yaml + "'}", "{'serviceAccountName':'default',"
@@ -78,7 +78,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void mount_path_annotation_moves_the_mount() throws Exception {
+    void mountPathAnnotation_movesTheMount() throws Exception {
         JsonObject pod = pod("{'satoken.io/projections':'[{path: t}]','satoken.io/mount-path':'/tokens'}",
                 "{'automountServiceAccountToken':false,'serviceAccountName':'default','containers':[{'name':'app',"
                         + "'image':'i'}]}");
@@ -89,7 +89,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void both_mutations_share_one_patch_with_the_service_account_token() throws Exception {
+    void bothMutations_shareOnePatch_withTheServiceAccountToken() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}]}");
 
         JsonNode result = admitTwice(pod);
@@ -101,8 +101,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void container_added_by_a_later_webhook_gets_the_mount_on_reinvocation_and_the_volume_is_not_added_twice()
-            throws Exception {
+    void reinvocation_containerAddedByALaterWebhook_getsMountVolumeNotAddedTwice() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','automountServiceAccountToken':false,"
                 + "'containers':[{'name':'app','image':'i'}]}");
         JsonNode first = patched(pod, mutation.review(podCreate(pod)));
@@ -119,7 +118,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void pod_that_spells_out_the_webhooks_own_volume_gets_only_the_mounts() throws Exception {
+    void pod_spellsOutTheWebhooksOwnVolume_getsOnlyTheMounts() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','automountServiceAccountToken':false,"
                 + "'containers':[{'name':'app','image':'i'}],'volumes':[" + volume(PROJECTIONS) + "]}");
 
@@ -131,7 +130,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void invalid_annotation_is_denied_with_the_agents_message() throws Exception {
+    void annotation_invalid_deniedWithTheAgentsMessage() throws Exception {
         String value = "[{path: ../escape, expirationSeconds: 60}]";
         JsonObject pod = pod("{'satoken.io/projections':'" + value + "'}", "{'containers':[{'name':'app','image':'i'}]}");
         String agentMessage = null;
@@ -150,7 +149,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void mount_path_taken_by_another_volume_is_refused() throws Exception {
+    void mountPath_takenByAnotherVolume_refused() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i','volumeMounts':[{'name':'x',"
                 + "'mountPath':'/var/run/secrets/satoken'}]}],'volumes':[{'name':'x','emptyDir':{}}]}");
 
@@ -164,7 +163,7 @@ class AgentTokenInjectionTest {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"{'hostPath':{'path':'/var/lib/kubelet/pods'}}", "{'emptyDir':{}}",
         "{'csi':{'driver':'secrets-store.csi.k8s.io','readOnly':true}}"})
-    void reserved_volume_name_with_another_source_is_refused(String source) throws Exception {
+    void reservedVolumeName_anotherSource_refused(String source) throws Exception {
         ObjectNode volume = (ObjectNode) jackson(source);
         volume.put("name", "satoken-agent-tokens");
         JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}],'volumes':["
@@ -179,7 +178,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void reserved_volume_asking_for_other_tokens_than_the_annotation_is_refused() throws Exception {
+    void reservedVolume_asksForOtherTokensThanTheAnnotation_refused() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}],'volumes':["
                 + volume("[{path: vault/token, audience: other}]") + "]}");
 
@@ -192,7 +191,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void writable_reserved_volume_is_refused() throws Exception {
+    void reservedVolume_writable_refused() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'containers':[{'name':'app','image':'i'}],'volumes':["
                 + volume(PROJECTIONS).replace("'readOnly':true", "'readOnly':false") + "]}");
 
@@ -204,7 +203,7 @@ class AgentTokenInjectionTest {
 
     @ParameterizedTest(name = "\"{0}\"")
     @ValueSource(strings = {"tokens", "/a/../etc", "/", ""})
-    void relative_or_dotted_mount_path_is_refused(String path) throws Exception {
+    void mountPath_relativeOrDotted_refused(String path) throws Exception {
         JsonObject pod = pod("{'satoken.io/projections':'[{path: t}]','satoken.io/mount-path':'" + path + "'}",
                 "{'containers':[{'name':'app','image':'i'}]}");
 
@@ -215,7 +214,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void pods_without_the_annotation_and_mirror_pods_are_not_injected() throws Exception {
+    void pod_withoutTheAnnotationOrMirror_notInjected() throws Exception {
         JsonObject plain = pod("{'automountServiceAccountToken':false,'serviceAccountName':'default',"
                 + "'containers':[{'name':'app','image':'i'}]}");
         // AD-2: a mirror pod is the kubelet's own copy of a static pod; it is never mutated
@@ -227,7 +226,7 @@ class AgentTokenInjectionTest {
     }
 
     @Test
-    void ephemeral_container_update_is_not_injected() throws Exception {
+    void ephemeralContainerUpdate_notInjected() throws Exception {
         JsonObject pod = pod(ANNOTATION, "{'serviceAccountName':'default','containers':[{'name':'app','image':'i'}],"
                 + "'ephemeralContainers':[{'name':'debug','image':'i'}]}");
 

@@ -17,7 +17,7 @@ class ApiAudiencesTest {
     Path dir;
 
     @Test
-    void audiences_are_the_in_cluster_tokens_aud_claim_read_once_found() throws Exception {
+    void fromToken_inClusterTokensAudClaim_readOnceFound() throws Exception {
         Path token = dir.resolve("token");
         ApiAudiences audiences = ApiAudiences.fromToken(token);
         assertThat(audiences.get()).as("no token yet").isEmpty();
@@ -31,7 +31,7 @@ class ApiAudiencesTest {
     }
 
     @Test
-    void token_that_is_not_a_jwt_or_has_no_audience_gives_none() throws Exception {
+    void fromToken_notAJwtOrNoAudience_givesNone() throws Exception {
         Path garbage = Files.writeString(dir.resolve("garbage"), "not-a-jwt");
         Path noAud = Files.writeString(dir.resolve("no-aud"),
                 new PlainJWT(new JWTClaimsSet.Builder().subject("x").build()).serialize());

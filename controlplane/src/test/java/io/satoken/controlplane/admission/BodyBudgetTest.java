@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 class BodyBudgetTest {
 
     @Test
-    void claims_fit_up_to_the_limit_and_not_a_byte_more() {
+    void tryReserve_upToTheLimit_fitsAndNotAByteMore() {
         BodyBudget budget = new BodyBudget(100);
 
         assertThat(budget.tryReserve(60)).isNotNull();
@@ -19,7 +19,7 @@ class BodyBudgetTest {
     }
 
     @Test
-    void release_gives_the_bytes_back_once_however_often_it_is_called() {
+    void release_calledRepeatedly_givesTheBytesBackOnce() {
         BodyBudget budget = new BodyBudget(100);
         BodyBudget.Reservation first = budget.tryReserve(70);
         budget.tryReserve(30);
@@ -33,7 +33,7 @@ class BodyBudgetTest {
     }
 
     @Test
-    void releasing_the_empty_claim_changes_nothing() {
+    void release_emptyClaim_changesNothing() {
         BodyBudget budget = new BodyBudget(10);
         budget.tryReserve(10);
 
@@ -43,7 +43,7 @@ class BodyBudgetTest {
     }
 
     @Test
-    void budget_must_be_positive() {
+    void budget_notPositive_rejected() {
         assertThatThrownBy(() -> new BodyBudget(0)).hasMessage("the body budget must be positive, got 0");
     }
 }

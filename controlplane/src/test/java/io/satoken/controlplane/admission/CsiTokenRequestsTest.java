@@ -30,7 +30,7 @@ class CsiTokenRequestsTest {
         return "{'name':'t','csi':{'driver':'tokens.satoken.io','readOnly':true,'volumeAttributes':" + attributes + "}}";
     }
 
-    static Stream<Case> requests_the_agent_would_make() {
+    static Stream<Case> of_agentVolumes_requestsTheAgentWouldMake() {
         return Stream.of(
                 new Case("one file with audience and lifetime", csi("{'audience':'vault','expirationSeconds':'1800'}"),
                         List.of(shape("vault", 1800))),
@@ -62,7 +62,7 @@ class CsiTokenRequestsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource
-    void requests_the_agent_would_make(Case c) throws Exception {
+    void of_agentVolumes_requestsTheAgentWouldMake(Case c) throws Exception {
         JsonObject spec = json("{'containers':[{'name':'app'}],'volumes':[" + c.volumes() + "]}");
 
         assertThat(CsiTokenRequests.of(spec)).isEqualTo(c.expected());

@@ -81,14 +81,14 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void agent_may_request_the_token_a_pod_on_its_node_asks_for() throws Exception {
+    void agent_tokenAPodOnItsNodeAsksFor_allowed() throws Exception {
         Verdict verdict = restriction.review(fromAgent("web", podRef("web", "uid-web")));
 
         assertThat(verdict).isInstanceOf(Verdict.Allowed.class);
     }
 
     @Test
-    void requester_pod_is_remembered_by_uid_and_the_target_pod_is_read_live_every_time() throws Exception {
+    void requesterPod_rememberedByUid_targetPodReadLiveEveryTime() throws Exception {
         AdmissionRequest request = fromAgent("web", podRef("web", "uid-web"));
         restriction.review(request);
 
@@ -270,7 +270,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void other_requesters_are_allowed_without_a_lookup_or_a_read_of_the_object() throws Exception {
+    void otherRequesters_allowed_withoutALookupOrAReadOfTheObject() throws Exception {
         Verdict kubelet = restriction.review(tokenRequest("system:node:node-a", Map.of(), "admin", podRef("far", null)));
         // an object this check could not read: only userInfo is looked at for anyone but the agent
         AdmissionRequest unreadable = new AdmissionRequest("u", new AdmissionRequest.GroupVersionResource("", "v1",
@@ -287,14 +287,14 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void without_an_agent_account_there_is_no_restriction_that_allows_everything() {
+    void restriction_withoutAnAgentAccount_cannotBeBuiltToAllowAll() {
         // no fail-open: the old "no --agent-service-account, allow all" cannot be built
         assertThatThrownBy(() -> new NodeTokenRestriction(null, lookup, ApiAudiences.of(API_AUDIENCES)))
                 .isInstanceOf(NullPointerException.class).hasMessage("agent");
     }
 
     @Test
-    void unreadable_pod_is_denied_as_unavailable() throws Exception {
+    void review_unreadablePod_deniedAsUnavailable() throws Exception {
         NodeTokenRestriction failing = new NodeTokenRestriction(
                 new NodeTokenRestriction.AgentAccount("satoken-agent", "satoken-agent"),
                 new PodFactsLookup((namespace, name) -> {
@@ -309,7 +309,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void agent_account_flag_must_be_namespace_slash_name() {
+    void agentAccountFlag_notNamespaceSlashName_rejected() {
         for (String bad : new String[] {"agent", "/agent", "ns/", "a/b/c"}) {
             assertThatThrownBy(() -> NodeTokenRestriction.AgentAccount.parse("--agent-service-account", bad))
                     .hasMessage("--agent-service-account: expected NAMESPACE/NAME, got \"" + bad + "\"");

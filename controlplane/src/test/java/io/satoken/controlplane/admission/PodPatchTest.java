@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class PodPatchTest {
 
     @Test
-    void no_change_is_no_patch() throws Exception {
+    void operations_noChange_none() throws Exception {
         PodPatch patch = new PodPatch(pod("{'containers':[{'name':'a'}]}"));
 
         assertThat(patch.changed()).isFalse();
@@ -21,7 +21,7 @@ class PodPatchTest {
     }
 
     @Test
-    void an_operation_keeps_the_value_it_was_made_with_when_the_list_it_created_grows_later() throws Exception {
+    void operation_listItCreatedGrowsLater_keepsItsValue() throws Exception {
         JsonObject original = pod("{'containers':[{'name':'a'}]}");
         PodPatch patch = new PodPatch(original.deepCopy());
 
@@ -36,7 +36,7 @@ class PodPatchTest {
     }
 
     @Test
-    void the_pod_it_was_given_shows_every_change_and_the_patch_makes_the_same_pod() throws Exception {
+    void givenPod_showsEveryChange_patchMakesTheSamePod() throws Exception {
         JsonObject original = pod("{'containers':[{'name':'a','volumeMounts':[{'name':'x','mountPath':'/x'}]}]}");
         JsonObject pod = original.deepCopy();
         PodPatch patch = new PodPatch(pod);
@@ -52,7 +52,7 @@ class PodPatchTest {
     }
 
     @Test
-    void html_characters_are_written_as_they_are() throws Exception {
+    void operations_htmlCharacters_writtenAsTheyAre() throws Exception {
         PodPatch patch = new PodPatch(pod("{}"));
 
         patch.setSpec("hostname", Json.text("<a&b>"));

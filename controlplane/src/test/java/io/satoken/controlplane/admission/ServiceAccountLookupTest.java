@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class ServiceAccountLookupTest {
 
     @Test
-    void cached_account_needs_no_live_get() throws Exception {
+    void get_cachedAccount_needsNoLiveGet() throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().cache(account("app"));
 
         assertThat(accounts.lookup().get("ns", "app").getMetadata().getName()).isEqualTo("app");
@@ -24,7 +24,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void missing_default_is_tried_ten_times_with_one_interval() {
+    void get_missingDefault_triedTenTimesWithOneInterval() {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
 
         assertThatThrownBy(() -> accounts.lookup().get("ns", "default"))
@@ -36,7 +36,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void missing_other_account_is_tried_once() {
+    void get_missingOtherAccount_triedOnce() {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
 
         assertThatThrownBy(() -> accounts.lookup().get("ns", "app"))
@@ -46,7 +46,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void default_created_meanwhile_is_found_on_a_later_attempt() throws Exception {
+    void get_defaultCreatedMeanwhile_foundOnALaterAttempt() throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         ServiceAccountLookup lookup = new ServiceAccountLookup((ns, name) -> Optional.empty(), (ns, name) -> {
             accounts.liveGets++;
@@ -62,7 +62,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void other_api_error_ends_the_lookup_at_once() {
+    void get_otherApiError_endsTheLookupAtOnce() {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         accounts.failLiveWith = 503;
 
@@ -71,7 +71,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void missing_account_is_remembered_so_repeated_reviews_hold_no_worker_for_the_retries() throws Exception {
+    void missingAccount_isRemembered_soRepeatedReviewsHoldNoWorkerForRetries() throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         ServiceAccountLookup lookup = accounts.lookup();
         assertThatThrownBy(() -> lookup.get("ns", "default")).hasMessage("serviceaccount \"default\" not found");
@@ -87,7 +87,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void remembered_miss_expires_after_a_few_seconds() throws Exception {
+    void rememberedMiss_afterAFewSeconds_expires() throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         ServiceAccountLookup lookup = accounts.lookup();
         assertThatThrownBy(() -> lookup.get("ns", "app")).hasMessage("serviceaccount \"app\" not found");
@@ -103,7 +103,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void remembered_miss_never_hides_an_account_the_informer_has_seen() throws Exception {
+    void rememberedMiss_accountTheInformerHasSeen_neverHidden() throws Exception {
         // AD-4's reason: default may be created a moment after its namespace
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         ServiceAccountLookup lookup = accounts.lookup();
@@ -116,7 +116,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void miss_is_remembered_per_namespace_and_name() throws Exception {
+    void rememberedMiss_perNamespaceAndName() throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().onlyLive(account("app"));
         ServiceAccountLookup lookup = accounts.lookup();
         assertThatThrownBy(() -> lookup.get("other", "missing")).isInstanceOf(ServiceAccountLookup.LookupException.class);
@@ -127,7 +127,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void other_api_error_is_not_remembered() throws Exception {
+    void otherApiError_isNotRemembered() throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         accounts.failLiveWith = 503;
         ServiceAccountLookup lookup = accounts.lookup();
@@ -141,7 +141,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void account_found_on_a_later_attempt_is_not_remembered_as_missing() throws Exception {
+    void accountFoundOnALaterAttempt_notRememberedAsMissing() throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         int[] gets = {0};
         ServiceAccountLookup lookup = new ServiceAccountLookup((ns, name) -> Optional.empty(), (ns, name) -> {
@@ -163,7 +163,7 @@ class ServiceAccountLookupTest {
     }
 
     @Test
-    void generated_volume_names_use_the_kubernetes_alphabet() {
+    void volumeNameSuffix_generated_usesTheKubernetesAlphabet() {
         VolumeNameSuffix suffix = new VolumeNameSuffix(new java.util.Random(7));
         for (int i = 0; i < 1000; i++) {
             assertThat(suffix.get()).hasSize(5).matches("[bcdfghjklmnpqrstvwxz2456789]{5}");

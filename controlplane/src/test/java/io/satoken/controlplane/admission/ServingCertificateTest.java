@@ -18,7 +18,7 @@ class ServingCertificateTest {
 
     @ParameterizedTest
     @EnumSource(TestCertificates.KeyForm.class)
-    void key_forms_load(TestCertificates.KeyForm form) throws Exception {
+    void load_eachKeyForm_accepted(TestCertificates.KeyForm form) throws Exception {
         TestCertificates.Pair pair = TestCertificates.write(dir, "web", form);
 
         ServingCertificate certificate = ServingCertificate.load(pair.cert(), pair.key());
@@ -27,7 +27,7 @@ class ServingCertificateTest {
     }
 
     @Test
-    void key_of_another_certificate_is_refused() throws Exception {
+    void load_keyOfAnotherCertificate_refused() throws Exception {
         TestCertificates.Pair one = TestCertificates.write(dir.resolve("one"), "one");
         TestCertificates.Pair two = TestCertificates.write(dir.resolve("two"), "two");
 
@@ -37,7 +37,7 @@ class ServingCertificateTest {
     }
 
     @Test
-    void missing_or_garbage_files_name_the_flag() throws Exception {
+    void load_missingOrGarbageFiles_namesTheFlag() throws Exception {
         TestCertificates.Pair pair = TestCertificates.write(dir, "web");
         Path garbage = Files.writeString(dir.resolve("garbage.pem"), "not pem");
 
@@ -51,7 +51,7 @@ class ServingCertificateTest {
     }
 
     @Test
-    void protocols_are_tls_1_2_and_1_3_only() throws Exception {
+    void context_enabledProtocols_tlsV12AndV13Only() throws Exception {
         TestCertificates.Pair pair = TestCertificates.write(dir, "web");
 
         var engine = ServingCertificate.load(pair.cert(), pair.key()).context()

@@ -119,14 +119,14 @@ class WebhookClientAuthIT {
     }
 
     @Test
-    void api_server_with_the_client_certificate_of_its_admission_kubeconfig_is_served() throws Exception {
+    void apiServer_withClientCertificateOfItsAdmissionKubeconfig_isServed() throws Exception {
         String failure = failure("named");
 
         assertThat(failure).contains(MESSAGE);
     }
 
     @Test
-    void api_server_without_a_client_certificate_for_that_webhook_is_refused_in_the_handshake() throws Exception {
+    void apiServer_withoutAClientCertificateForThatWebhook_refusedInTheHandshake() throws Exception {
         String failure = failure("unnamed");
 
         // a JSON Status: "failed calling webhook \"unnamed.satoken.io\": ... remote error: tls: bad certificate"

@@ -113,7 +113,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void pod_review_is_answered_with_a_json_patch_and_the_requests_uid() throws Exception {
+    void podReview_isAnswered_withJsonPatchAndTheRequestsUid() throws Exception {
         HttpResponse<String> response = post("/mutate/pods", String.format(REVIEW, pod(3)));
 
         assertThat(response.statusCode()).isEqualTo(200);
@@ -127,7 +127,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void pod_with_a_thousand_containers_is_answered() throws Exception {
+    void podReview_thousandContainers_isAnswered() throws Exception {
         HttpResponse<String> response = post("/mutate/pods", String.format(REVIEW, pod(1000)));
 
         JsonObject answer = responseOf(response);
@@ -139,7 +139,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void not_json_is_a_denied_review_not_a_server_error() throws Exception {
+    void body_notJson_deniedReviewNotServerError() throws Exception {
         HttpResponse<String> response = post("/mutate/pods", "{\"apiVersion\": nope");
 
         assertThat(response.statusCode()).isEqualTo(200);
@@ -151,7 +151,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void malformed_pod_names_the_field() throws Exception {
+    void pod_malformed_namesTheField() throws Exception {
         HttpResponse<String> response = post("/mutate/pods", String.format(REVIEW,
                 "{\"kind\":\"Pod\",\"spec\":{\"containers\":\"app\"}}"));
 
@@ -162,7 +162,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void body_over_the_limit_is_refused_with_413_and_a_review() throws Exception {
+    void body_overTheLimit_refusedWith413AndAReview() throws Exception {
         String huge = String.format(REVIEW, "{\"kind\":\"Pod\",\"metadata\":{\"annotations\":{\"x\":\""
                 + "a".repeat(2 * 1024 * 1024) + "\"}}}");
 
@@ -174,7 +174,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void body_announced_over_the_limit_is_refused_with_413_before_any_of_it_is_sent() throws Exception {
+    void body_announcedOverTheLimit_refusedWith413BeforeAnyIsSent() throws Exception {
         SSLSocket socket = open();
         send(socket, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Content-Length: " + 100 * MIB + "\r\nConnection: close\r\n\r\n");
@@ -185,8 +185,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void large_bodies_past_the_budget_are_refused_unread_with_503_and_small_reviews_still_answered()
-            throws Exception {
+    void largeBodies_pastTheBudget_refusedUnreadWith503_smallReviewsStillAnswered() throws Exception {
         serve(certificate, limits(Duration.ofSeconds(30), 3 * MIB + MIB / 2)); // three large bodies and change
         byte[] large = largeReview();
         List<SSLSocket> senders = new ArrayList<>();
@@ -220,7 +219,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void slow_body_holds_its_share_of_the_budget_until_its_408_and_no_longer() throws Exception {
+    void slowBody_holdsItsShareOfTheBudget_untilIts408AndNoLonger() throws Exception {
         serve(certificate, limits(Duration.ofSeconds(3), MIB + MIB / 2));
         byte[] large = largeReview();
         SSLSocket slow = open();
@@ -239,7 +238,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void body_trickled_byte_by_byte_gets_408_at_the_request_deadline_however_it_trickles() throws Exception {
+    void body_trickledByteByByte_gets408AtTheRequestDeadlineAnyway() throws Exception {
         SSLSocket socket = open();
         send(socket, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 100000\r\n\r\n");
@@ -256,7 +255,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void with_a_client_ca_a_client_without_a_certificate_is_refused_in_the_handshake() throws Exception {
+    void clientCa_clientWithoutACertificate_refusedInTheHandshake() throws Exception {
         TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "apiserver-clients");
         serve(ServingCertificate.load(pair.cert(), pair.key(), ca.cert()), limits(Duration.ofMillis(500), 4 * MIB));
 
@@ -268,7 +267,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void with_a_client_ca_a_certificate_from_another_ca_is_refused_in_the_handshake() throws Exception {
+    void clientCa_certificateFromAnotherCa_refusedInTheHandshake() throws Exception {
         TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "apiserver-clients");
         TestCertificates.Authority other = TestCertificates.authority(dir.resolve("other-ca"), "someone-else");
         TestCertificates.Pair forged = TestCertificates.client(dir.resolve("forged"), "kube-apiserver", other);
@@ -279,7 +278,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void with_a_client_ca_a_certificate_it_signed_is_served() throws Exception {
+    void clientCa_certificateItSigned_isServed() throws Exception {
         TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "apiserver-clients");
         TestCertificates.Pair apiserver = TestCertificates.client(dir.resolve("apiserver"), "kube-apiserver", ca);
         serve(ServingCertificate.load(pair.cert(), pair.key(), ca.cert()), limits(Duration.ofMillis(500), 4 * MIB));
@@ -291,7 +290,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void rotated_client_ca_is_required_of_new_connections_without_a_restart() throws Exception {
+    void clientCa_rotated_requiredOfNewConnectionsWithoutARestart() throws Exception {
         Path caDir = dir.resolve("client-ca");
         TestCertificates.Authority first = TestCertificates.authority(caDir, "clients-1");
         TestCertificates.Pair oldClient = TestCertificates.client(dir.resolve("old"), "kube-apiserver", first);
@@ -308,7 +307,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void client_ca_file_without_a_certificate_is_refused_naming_the_flag() throws Exception {
+    void clientCaFile_withoutACertificate_refusedNamingTheFlag() throws Exception {
         Path empty = Files.writeString(dir.resolve("empty-ca.pem"), "not a certificate\n");
 
         assertThatThrownBy(() -> ServingCertificate.load(pair.cert(), pair.key(), empty))
@@ -318,7 +317,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void wrong_path_method_and_content_type_are_refused() throws Exception {
+    void request_wrongPathMethodOrContentType_refused() throws Exception {
         HttpClient client = client();
         URI base = URI.create("https://127.0.0.1:" + server.address().getPort());
         HttpResponse<String> unknown = client.send(HttpRequest.newBuilder(base.resolve("/mutate/secrets"))
@@ -339,7 +338,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void review_that_does_not_decide_in_time_is_denied_as_unavailable() throws Exception {
+    void review_notDecidedInTime_deniedAsUnavailable() throws Exception {
         HttpResponse<String> response = post("/stuck", String.format(REVIEW, pod(1)));
 
         assertThat(response.statusCode()).isEqualTo(200);
@@ -352,7 +351,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void request_that_does_not_arrive_in_time_gets_408_and_the_connection_closes() throws Exception {
+    void request_notArrivedInTime_gets408AndTheConnectionCloses() throws Exception {
         try (SSLSocket socket = socket("TLSv1.3")) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
@@ -366,7 +365,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void headers_that_do_not_arrive_in_time_get_408_too() throws Exception {
+    void headers_notArrivedInTime_get408Too() throws Exception {
         try (SSLSocket socket = socket("TLSv1.3")) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
@@ -379,7 +378,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void keep_alive_connection_serves_many_requests() throws Exception {
+    void keepAlive_oneConnection_servesManyRequests() throws Exception {
         HttpClient client = client();
         URI uri = URI.create("https://127.0.0.1:" + server.address().getPort() + "/mutate/pods");
         for (int i = 0; i < 20; i++) {
@@ -391,7 +390,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void tls_1_2_and_1_3_are_served() throws Exception {
+    void tls_v12AndV13_areServed() throws Exception {
         for (String protocol : new String[] {"TLSv1.2", "TLSv1.3"}) {
             try (SSLSocket socket = socket(protocol)) {
                 socket.startHandshake();
@@ -401,7 +400,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void rotated_certificate_is_served_to_new_connections_without_a_restart() throws Exception {
+    void certificate_rotated_servedToNewConnectionsWithoutARestart() throws Exception {
         assertThat(peerSubject()).isEqualTo("CN=first");
         TestCertificates.Pair second = TestCertificates.write(dir.resolve("tls"), "second");
 
@@ -413,7 +412,7 @@ class WebhookServerTest {
     }
 
     @Test
-    void half_rotated_pair_is_skipped_and_the_old_one_kept() throws Exception {
+    void certificate_halfRotatedPair_skippedAndTheOldOneKept() throws Exception {
         Path other = dir.resolve("other");
         TestCertificates.Pair unrelated = TestCertificates.write(other, "unrelated");
         Files.copy(unrelated.cert(), pair.cert(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);

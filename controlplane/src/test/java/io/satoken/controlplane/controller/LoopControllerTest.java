@@ -32,7 +32,7 @@ class LoopControllerTest {
     }
 
     @Test
-    void start_runs_every_loop_and_close_stops_them() throws Exception {
+    void start_runsEveryLoop_closeStopsThem() throws Exception {
         TwoLoops controller = new TwoLoops(new ControllerMetrics(new SimpleMeterRegistry()));
         controller.first.enqueue("a");
         controller.second.enqueue("b");
