@@ -6,6 +6,7 @@ import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TaskScheduler;
 import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.DirectoryWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,6 +47,9 @@ public final class RefreshHarness implements AutoCloseable {
             timers = fakeClock;
         }
         this.source = b.source != null ? b.source : new ScriptedTokenSource(clock, TTL);
+        if (b.sourceFailure != null) {
+            source.failAlways(b.sourceFailure);
+        }
         this.cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
         Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest());
         this.scheduler = b.writer == null
@@ -93,6 +97,7 @@ public final class RefreshHarness implements AutoCloseable {
         private InstantSource clock;
         private TaskScheduler timers;
         private ScriptedTokenSource source;
+        private TokenSourceException sourceFailure;
         private RefreshListener listener = RefreshListener.NONE;
         private Function<Path, DirectoryWriter> writer;
 
@@ -118,6 +123,12 @@ public final class RefreshHarness implements AutoCloseable {
         /** A source the test already has; by default a new one on the harness's clock. */
         public Builder source(ScriptedTokenSource source) {
             this.source = source;
+            return this;
+        }
+
+        /** Every call to the source fails with {@code error}, as for a test that expects none. */
+        public Builder sourceFails(TokenSourceException error) {
+            this.sourceFailure = error;
             return this;
         }
 
