@@ -34,12 +34,11 @@ class RefreshFailureLogTest {
     private static final TokenKey VAULT = new TokenKey("ns", "app", List.of("vault"), 3600, BoundObjectRef.NONE);
     private static final String REFUSED = "Failed to connect to /127.0.0.1:6443";
 
-    private final FileSystem fs = Jimfs.newFileSystem(Configuration.unix().toBuilder()
-            .setAttributeViews("basic", "owner", "posix", "unix").build());
     private final RefreshHarness refresh = RefreshHarness.standard();
     private final FakeClock clock = refresh.clock();
     private final ScriptedTokenSource source = refresh.source();
-    private final RefreshScheduler scheduler = refresh.scheduler();
+    private final FileSystem fs = Jimfs.newFileSystem(Configuration.unix().toBuilder()
+            .setAttributeViews("basic", "owner", "posix", "unix").build());
 
     @AfterEach
     void close() throws IOException {
@@ -116,6 +115,6 @@ class RefreshFailureLogTest {
 
     private void put() throws IOException {
         Path dir = Files.createDirectories(fs.getPath("/var/lib/satoken/a"));
-        scheduler.put(new TokenDirectory("a", dir, List.of(new Projection(VAULT, "token", 0600, null, null))));
+        refresh.scheduler().put(new TokenDirectory("a", dir, List.of(new Projection(VAULT, "token", 0600, null, null))));
     }
 }
