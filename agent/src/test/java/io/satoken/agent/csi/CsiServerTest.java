@@ -26,21 +26,17 @@ import io.satoken.agent.csi.wire.VolumeCapability;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
-import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.testing.CsiClient;
 import io.satoken.agent.testing.FakeMounter;
-import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.MapPodReader;
 import io.satoken.agent.testing.PodInfo;
+import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
-import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import java.nio.file.Files;
@@ -51,7 +47,6 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
@@ -75,7 +70,7 @@ class CsiServerTest {
     private final FakeMounter mounter = new FakeMounter();
     private final MapPodReader pods = new MapPodReader();
     private final ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, 2);
-    private RefreshScheduler scheduler;
+    private RefreshHarness refresh;
     private CsiVolumes volumes;
     private CsiServer server;
     private CsiClient csi;
@@ -85,25 +80,22 @@ class CsiServerTest {
 
     @BeforeEach
     void start() throws Exception {
-        TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
-        scheduler = new RefreshScheduler(cache, timers,
-                new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
-                new RefreshListener() {
-                    @Override
-                    public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
-                        volumes.written(dir, projection, token, rotation);
-                    }
+        refresh = RefreshHarness.builder().time(clock, timers).source(source).listener(new RefreshListener() {
+            @Override
+            public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
+                volumes.written(dir, projection, token, rotation);
+            }
 
-                    @Override
-                    public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
-                            boolean serving) {
-                        volumes.fetchFailed(key, dirs, error, serving);
-                    }
-                });
+            @Override
+            public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
+                    boolean serving) {
+                volumes.fetchFailed(key, dirs, error, serving);
+            }
+        }).build();
         VolumeStore store = new VolumeStore(kubeletDir.resolve("satoken-volumes"));
         store.create();
-        volumes = new CsiVolumes(kubeletDir.resolve("pods"), store, mounter, pods, scheduler,
-                new TokenAdoption(cache, Optional.empty(), SignatureCheck.unavailable("a test without keys")),
+        volumes = new CsiVolumes(kubeletDir.resolve("pods"), store, mounter, pods, refresh.scheduler(),
+                new TokenAdoption(refresh.cache(), Optional.empty(), SignatureCheck.unavailable("a test without keys")),
                 (pod, reason, message) -> { });
         pods.put(new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(UID)));
         server = new CsiServer(kubeletDir, "node-a", "1.2.3", volumes, (took, result) -> publishResults.add(result));
@@ -117,7 +109,7 @@ class CsiServerTest {
         csi.close();
         registration.close();
         server.close();
-        scheduler.close();
+        refresh.close();
         timers.close();
     }
 

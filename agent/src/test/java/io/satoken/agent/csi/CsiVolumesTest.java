@@ -14,25 +14,20 @@ import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
-import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FakeMounter;
-import io.satoken.agent.testing.FixedRandom;
 import io.satoken.agent.testing.MapPodReader;
 import io.satoken.agent.testing.PodInfo;
+import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.LocalIssuer;
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
-import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
-import io.satoken.agent.token.TokenSource;
 import io.satoken.agent.token.TokenSourceException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -44,7 +39,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
@@ -62,7 +56,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * directory) and a map of pods: what is mounted, requested, written and remembered, and every refusal.
  */
 class CsiVolumesTest {
-    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+    private static final Instant START = RefreshHarness.START;
     private static final String UID = "0b7e6f0a-1111-2222-3333-444455556666";
     private static final String VOLUME = "csi-4f1c0e9d7a3b";
     private static final PodIdentity WEB = new PodIdentity("shop", "web-0", UID, "app");
@@ -87,41 +81,36 @@ class CsiVolumesTest {
      * over the same directories and mounter is the agent after a restart.
      */
     private final class Agent implements AutoCloseable {
-        final TokenCache cache;
-        final RefreshScheduler scheduler;
+        final RefreshHarness refresh;
         final VolumeStore store = new VolumeStore(storeDir());
         CsiVolumes volumes;
         /** The publish being watched, and whether it had completed at each file written. */
         CompletableFuture<Void> watched;
         final List<Boolean> doneAtEachWrite = new ArrayList<>();
 
-        Agent(TokenSource tokens) throws IOException {
+        Agent(ScriptedTokenSource tokens) throws IOException {
             this(tokens, SignatureCheck.unavailable("a test without keys"));
         }
 
-        Agent(TokenSource tokens, SignatureCheck keys) throws IOException {
-            cache = new TokenCache(tokens, new RefreshPolicy(Duration.ZERO, new Random()), clock);
-            scheduler = new RefreshScheduler(cache, clock,
-                    new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
-                    new RefreshListener() {
-                        @Override
-                        public void written(TokenDirectory dir, Projection projection, IssuedToken token,
-                                boolean rotation) {
-                            volumes.written(dir, projection, token, rotation);
-                            if (watched != null) {
-                                doneAtEachWrite.add(watched.isDone());
-                            }
-                        }
+        Agent(ScriptedTokenSource tokens, SignatureCheck keys) throws IOException {
+            refresh = RefreshHarness.builder().clock(clock).source(tokens).listener(new RefreshListener() {
+                @Override
+                public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
+                    volumes.written(dir, projection, token, rotation);
+                    if (watched != null) {
+                        doneAtEachWrite.add(watched.isDone());
+                    }
+                }
 
-                        @Override
-                        public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
-                                boolean serving) {
-                            volumes.fetchFailed(key, dirs, error, serving);
-                        }
-                    });
+                @Override
+                public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
+                        boolean serving) {
+                    volumes.fetchFailed(key, dirs, error, serving);
+                }
+            }).build();
             store.create();
-            volumes = new CsiVolumes(podsDir(), store, mounter, pods, scheduler,
-                    new TokenAdoption(cache, Optional.empty(), keys), (pod, reason, message) -> events.add(
+            volumes = new CsiVolumes(podsDir(), store, mounter, pods, refresh.scheduler(),
+                    new TokenAdoption(refresh.cache(), Optional.empty(), keys), (pod, reason, message) -> events.add(
                             pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName() + " " + reason + ": "
                                     + message));
         }
@@ -132,7 +121,7 @@ class CsiVolumesTest {
 
         @Override
         public void close() {
-            scheduler.close();
+            refresh.close();
         }
     }
 

@@ -5,13 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
-import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.testing.FakeClock;
-import io.satoken.agent.testing.FixedRandom;
+import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSource;
@@ -20,12 +18,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class AgentMetricsTest {
-    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+    private static final Instant START = RefreshHarness.START;
     private static final TokenKey KEY = new TokenKey("ns", "app", List.of("vault"), 3600, BoundObjectRef.NONE);
 
     private final FakeClock clock = new FakeClock(START);
@@ -69,10 +66,9 @@ class AgentMetricsTest {
 
     @Test
     void gauges_readTheCacheAndScheduler(@TempDir Path dir) throws Exception {
-        ScriptedTokenSource source = new ScriptedTokenSource(clock, Duration.ofHours(1));
-        TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
-        RefreshScheduler scheduler = new RefreshScheduler(cache, clock,
-                new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock, metrics);
+        RefreshHarness refresh = RefreshHarness.builder().clock(clock).listener(metrics).build();
+        TokenCache cache = refresh.cache();
+        RefreshScheduler scheduler = refresh.scheduler();
         metrics.watch(cache, scheduler);
         scheduler.put(new TokenDirectory("a", dir, List.of(new Projection(KEY, "token", 0600, null, null))));
         assertThat(metrics.registry().scrape()).contains("satoken_projections{state=\"pending\"} 1.0");
@@ -86,6 +82,6 @@ class AgentMetricsTest {
                 "satoken_token_cache_total{result=\"hit\"} 1.0",
                 "satoken_token_cache_total{result=\"miss\"} 1.0",
                 "satoken_file_writes_total{result=\"success\"} 1.0");
-        scheduler.close();
+        refresh.close();
     }
 }

@@ -7,10 +7,9 @@ import com.google.common.jimfs.Jimfs;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.testing.FakeClock;
-import io.satoken.agent.testing.FixedRandom;
+import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
-import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.common.logging.LogFormat;
@@ -22,9 +21,7 @@ import java.nio.file.FileSystem;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,22 +31,18 @@ import org.junit.jupiter.api.Test;
  */
 class RefreshFailureLogTest {
 
-    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
     private static final TokenKey VAULT = new TokenKey("ns", "app", List.of("vault"), 3600, BoundObjectRef.NONE);
     private static final String REFUSED = "Failed to connect to /127.0.0.1:6443";
 
+    private final RefreshHarness refresh = RefreshHarness.standard();
+    private final FakeClock clock = refresh.clock();
+    private final ScriptedTokenSource source = refresh.source();
     private final FileSystem fs = Jimfs.newFileSystem(Configuration.unix().toBuilder()
             .setAttributeViews("basic", "owner", "posix", "unix").build());
-    private final FakeClock clock = new FakeClock(START);
-    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, Duration.ofHours(1));
-    private final RefreshScheduler scheduler = new RefreshScheduler(
-            new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock), clock,
-            new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock, new RefreshListener() {
-            });
 
     @AfterEach
     void close() throws IOException {
-        scheduler.close();
+        refresh.close();
         fs.close();
     }
 
@@ -122,6 +115,6 @@ class RefreshFailureLogTest {
 
     private void put() throws IOException {
         Path dir = Files.createDirectories(fs.getPath("/var/lib/satoken/a"));
-        scheduler.put(new TokenDirectory("a", dir, List.of(new Projection(VAULT, "token", 0600, null, null))));
+        refresh.scheduler().put(new TokenDirectory("a", dir, List.of(new Projection(VAULT, "token", 0600, null, null))));
     }
 }

@@ -7,7 +7,7 @@ import com.google.common.jimfs.Jimfs;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.testing.FakeClock;
-import io.satoken.agent.testing.FixedRandom;
+import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.IssuedToken;
@@ -26,26 +26,20 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class RefreshSchedulerTest {
 
-    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
-    private static final Duration TTL = Duration.ofHours(1);
+    private static final Instant START = RefreshHarness.START;
     private static final TokenKey VAULT = new TokenKey("ns", "app", List.of("vault"), 3600, BoundObjectRef.NONE);
     private static final TokenKey STS = new TokenKey("ns", "app", List.of("sts"), 3600, BoundObjectRef.NONE);
 
     private final FileSystem fs = Jimfs.newFileSystem(Configuration.unix().toBuilder()
             .setAttributeViews("basic", "owner", "posix", "unix").build());
-    private final FakeClock clock = new FakeClock(START);
-    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, TTL);
-    private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
-    private final Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest());
     private final List<String> writes = new ArrayList<>();
     private final List<String> failures = new ArrayList<>();
-    private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock, backoff, clock, new RefreshListener() {
+    private final RefreshHarness refresh = RefreshHarness.builder().listener(new RefreshListener() {
         @Override
         public void written(TokenDirectory dir, Projection p, IssuedToken token, boolean rotation) {
             writes.add(dir.name() + "/" + p.path() + (rotation ? " rotated" : " written"));
@@ -56,11 +50,15 @@ class RefreshSchedulerTest {
             failures.add(dirs.stream().map(TokenDirectory::name).toList() + (serving ? " serving: " : " ")
                     + error.getMessage());
         }
-    });
+    }).build();
+    private final FakeClock clock = refresh.clock();
+    private final ScriptedTokenSource source = refresh.source();
+    private final TokenCache cache = refresh.cache();
+    private final RefreshScheduler scheduler = refresh.scheduler();
 
     @AfterEach
     void close() throws IOException {
-        scheduler.close();
+        refresh.close();
         fs.close();
     }
 
@@ -146,15 +144,14 @@ class RefreshSchedulerTest {
     void writer_isTheOnePassedIn_andAFailedWriteIsRetriedWithoutANewToken() throws Exception {
         List<Map<String, FileContent>> published = new ArrayList<>();
         int[] failuresLeft = {1};
-        RefreshScheduler own = new RefreshScheduler(cache, clock, backoff, clock, RefreshListener.NONE, path -> payload -> {
+        try (RefreshHarness own = RefreshHarness.builder().clock(clock).source(source).writer(path -> payload -> {
             if (failuresLeft[0]-- > 0) {
                 throw new IOException("disk full");
             }
             published.add(payload);
             return true;
-        });
-        try {
-            own.put(new TokenDirectory("a", fs.getPath("/nowhere"), List.of(file(VAULT, "token"))));
+        }).build()) {
+            own.scheduler().put(new TokenDirectory("a", fs.getPath("/nowhere"), List.of(file(VAULT, "token"))));
             clock.runDue();
             assertThat(published).isEmpty();
             assertThat(clock.nextTimer()).isEqualTo(START.plusSeconds(1));
@@ -163,9 +160,7 @@ class RefreshSchedulerTest {
             assertThat(new String(published.get(0).get("token").data(), StandardCharsets.UTF_8))
                     .isEqualTo("token-1");
             assertThat(source.calls()).isEqualTo(1);
-            assertThat(own.allWritten()).isTrue();
-        } finally {
-            own.close();
+            assertThat(own.scheduler().allWritten()).isTrue();
         }
     }
 

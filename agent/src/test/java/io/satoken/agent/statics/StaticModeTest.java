@@ -5,13 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.satoken.agent.metrics.AgentMetrics;
 import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.config.AgentConfigParser;
-import io.satoken.agent.refresh.Backoff;
-import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.testing.FakeClock;
-import io.satoken.agent.testing.FixedRandom;
+import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
@@ -21,9 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,17 +26,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Static mode end to end on a fake clock: config file → watcher → directories → files. */
 class StaticModeTest {
-    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
-
     @TempDir
     Path tmp;
 
-    private final FakeClock clock = new FakeClock(START);
-    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, Duration.ofHours(1));
-    private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+    private final RefreshHarness refresh = RefreshHarness.standard();
+    private final FakeClock clock = refresh.clock();
+    private final ScriptedTokenSource source = refresh.source();
+    private final TokenCache cache = refresh.cache();
     private final AgentMetrics metrics = new AgentMetrics(clock);
-    private final RefreshScheduler scheduler = new RefreshScheduler(cache, clock,
-            new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock, RefreshListener.NONE);
+    private final RefreshScheduler scheduler = refresh.scheduler();
     private final StaticTokens statics = new StaticTokens(scheduler,
             new TokenAdoption(cache, Optional.empty(), SignatureCheck.unavailable("a test without keys")), clock);
     private Path configFile;
@@ -62,7 +55,7 @@ class StaticModeTest {
     @AfterEach
     void stop() {
         watcher.close();
-        scheduler.close();
+        refresh.close();
     }
 
     @Test
@@ -127,12 +120,8 @@ class StaticModeTest {
         source.failAlways(new TokenSourceException("connection refused"));
 
         // the agent restarts without the API server's keys: nothing is adopted, the request fails
-        TokenCache restartedCache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
-        RefreshScheduler restarted = new RefreshScheduler(restartedCache, clock,
-                new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
-                RefreshListener.NONE);
-        try {
-            new StaticTokens(restarted, new TokenAdoption(restartedCache, Optional.empty(),
+        try (RefreshHarness restarted = RefreshHarness.builder().clock(clock).source(source).build()) {
+            new StaticTokens(restarted.scheduler(), new TokenAdoption(restarted.cache(), Optional.empty(),
                     SignatureCheck.unavailable("connection refused")), clock)
                     .apply(AgentConfigParser.parse(Files.readString(configFile)).staticDirectories());
             clock.runDue();
@@ -143,8 +132,6 @@ class StaticModeTest {
             source.recover();
             clock.advance(Duration.ofSeconds(30));
             assertThat(Files.readString(token)).isNotEqualTo("token-1").startsWith("token-");
-        } finally {
-            restarted.close();
         }
     }
 

@@ -16,8 +16,8 @@ import com.nimbusds.jwt.SignedJWT;
 
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.testing.FakeClock;
+import io.satoken.agent.testing.RefreshHarness;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +26,6 @@ import java.time.Instant;
 import java.util.Date;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,18 +33,18 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class TokenAdoptionTest {
-    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+    private static final Instant START = RefreshHarness.START;
     private static final BoundObjectRef POD = BoundObjectRef.pod("web-0", "0b7c6a2e-1111-2222-3333-444455556666");
     private static final TokenKey VAULT = new TokenKey("ns", "app", List.of("vault"), 3600, POD);
 
     @TempDir
     Path dir;
 
-    private final FakeClock clock = new FakeClock(START);
+    private final RefreshHarness refresh = RefreshHarness.builder()
+            .sourceFails(new TokenSourceException("no calls expected")).build();
+    private final FakeClock clock = refresh.clock();
     private final LocalIssuer issuer = LocalIssuer.generate("https://issuer.test", List.of("https://api"), clock);
-    private final TokenCache cache = new TokenCache(
-            key -> { throw new TokenSourceException("no calls expected"); },
-            new RefreshPolicy(Duration.ZERO, new Random()), clock);
+    private final TokenCache cache = refresh.cache();
     private final IssuerKeys keys = IssuerKeys.parse(issuer.publicJwksJson());
     private final TokenAdoption adoption = new TokenAdoption(cache, Optional.of(List.of("https://api")), keys);
 

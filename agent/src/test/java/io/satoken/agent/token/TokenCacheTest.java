@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.testing.FakeClock;
+import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -21,13 +21,14 @@ import org.junit.jupiter.api.Timeout;
 
 class TokenCacheTest {
 
-    private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
-    private static final Duration TTL = Duration.ofHours(1);
+    private static final Instant START = RefreshHarness.START;
+    private static final Duration TTL = RefreshHarness.TTL;
     private static final TokenKey KEY = new TokenKey("ns", "app", List.of("vault"), 3600, BoundObjectRef.NONE);
 
-    private final FakeClock clock = new FakeClock(START);
-    private final ScriptedTokenSource source = new ScriptedTokenSource(clock, TTL);
-    private final TokenCache cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+    private final RefreshHarness refresh = RefreshHarness.standard();
+    private final FakeClock clock = refresh.clock();
+    private final ScriptedTokenSource source = refresh.source();
+    private final TokenCache cache = refresh.cache();
 
     @Test
     void get_servesTheCachedTokenWithoutACall() throws Exception {
