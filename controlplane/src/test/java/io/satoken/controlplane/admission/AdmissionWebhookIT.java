@@ -171,7 +171,7 @@ class AdmissionWebhookIT {
     }
 
     @Test
-    void restricted_namespace_refuses_the_hostPath_the_injection_used_to_add() throws Exception {
+    void restrictedNamespace_refusesTheHostPathTheInjectionUsedToAdd() throws Exception {
         // the control for the test above: the namespace really enforces the restricted level
         String restricted = restrictedNamespace();
         V1Pod pod = restrictedPod(pod("host-reader", null));

@@ -97,7 +97,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_1_requester_without_a_pod_bound_token_is_denied() throws Exception {
+    void nt1_requesterWithoutPodBoundToken_denied() throws Exception {
         Verdict verdict = restriction.review(tokenRequest(AGENT, Map.of(), "web", podRef("web", "uid-web")));
 
         assertThat(verdict.allowed()).isFalse();
@@ -106,7 +106,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_1_requester_pod_with_another_uid_is_denied() throws Exception {
+    void nt1_requesterPodWithAnotherUid_denied() throws Exception {
         Verdict verdict = restriction.review(tokenRequest(AGENT, agentPod("agent-a", "uid-old-agent"), "web",
                 podRef("web", "uid-web")));
 
@@ -115,7 +115,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_2_token_not_bound_to_a_pod_is_denied() throws Exception {
+    void nt2_tokenNotBoundToPod_denied() throws Exception {
         Verdict unbound = restriction.review(fromAgent("web", null));
         Verdict secret = restriction.review(fromAgent("web", "{'kind':'Secret','apiVersion':'v1','name':'s'}"));
 
@@ -125,7 +125,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_2_pod_reference_without_a_uid_is_denied() throws Exception {
+    void nt2_podReferenceWithoutUid_denied() throws Exception {
         // a uid-less reference would bind to whichever pod holds the name when the API server looks
         Verdict noUid = restriction.review(fromAgent("web", podRef("web", null)));
         Verdict emptyUid = restriction.review(fromAgent("web", podRef("web", "")));
@@ -139,7 +139,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_2_pod_reference_without_a_name_is_denied() throws Exception {
+    void nt2_podReferenceWithoutName_denied() throws Exception {
         Verdict verdict = restriction.review(fromAgent("web", "{'kind':'Pod','apiVersion':'v1','uid':'uid-web'}"));
 
         assertThat(denied(verdict).message()).isEqualTo(denial("NT-2: spec.boundObjectRef.name: Required value: the token "
@@ -147,7 +147,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_3_missing_pod_or_stale_uid_is_denied() throws Exception {
+    void nt3_missingPodOrStaleUid_denied() throws Exception {
         Verdict missing = restriction.review(fromAgent("web", podRef("nope", "uid-nope")));
         Verdict stale = restriction.review(fromAgent("web", podRef("web", "uid-previous-web")));
 
@@ -158,7 +158,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_3_pod_deleted_after_a_token_was_allowed_gets_no_more_tokens() throws Exception {
+    void nt3_podDeletedAfterATokenWasAllowed_getsNoMoreTokens() throws Exception {
         AdmissionRequest request = fromAgent("web", podRef("web", "uid-web"));
         assertThat(restriction.review(request).allowed()).isTrue();
 
@@ -169,7 +169,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_3_pod_recreated_under_the_same_name_on_another_node_is_denied_for_either_uid() throws Exception {
+    void nt3_podRecreatedUnderSameNameOnAnotherNode_deniedForEitherUid() throws Exception {
         // the race of the security review: web is deleted and created again on node-b between two requests
         assertThat(restriction.review(fromAgent("web", podRef("web", "uid-web"))).allowed()).isTrue();
 
@@ -183,7 +183,7 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_4_pod_on_another_node_is_denied() throws Exception {
+    void nt4_podOnAnotherNode_denied() throws Exception {
         Verdict verdict = restriction.review(fromAgent("web", podRef("far", "uid-far")));
 
         assertThat(verdict.allowed()).isFalse();
@@ -192,14 +192,14 @@ class NodeTokenRestrictionTest {
     }
 
     @Test
-    void NT_4_unscheduled_pod_is_denied() throws Exception {
+    void nt4_unscheduledPod_denied() throws Exception {
         Verdict verdict = restriction.review(fromAgent("web", podRef("pending", "uid-pending")));
 
         assertThat(denied(verdict).message()).contains("NT-4: pod ns/pending is not bound to a node");
     }
 
     @Test
-    void NT_5_token_for_another_service_account_is_denied() throws Exception {
+    void nt5_tokenForAnotherServiceAccount_denied() throws Exception {
         Verdict verdict = restriction.review(fromAgent("admin", podRef("web", "uid-web")));
 
         assertThat(denied(verdict).message()).isEqualTo(denial("NT-5: pod ns/web runs as ServiceAccount web, not admin"));
@@ -215,7 +215,7 @@ class NodeTokenRestrictionTest {
     static final CsiTokenRequests.Shape API_DEFAULT = new CsiTokenRequests.Shape(null, 3600);
     static final ApiAudiences UNKNOWN = Optional::empty;
 
-    static Stream<Case> NT_6_request_must_be_one_the_pods_volumes_ask_for() {
+    static Stream<Case> nt6_request_mustBeOneThePodsVolumesAskFor() {
         String vault = "'audiences':['vault'],'expirationSeconds':3600";
         return Stream.of(
                 new Case("the asked audience and lifetime", List.of(VAULT), ApiAudiences.of(API_AUDIENCES), vault, null),
@@ -252,7 +252,7 @@ class NodeTokenRestrictionTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource
-    void NT_6_request_must_be_one_the_pods_volumes_ask_for(Case c) throws Exception {
+    void nt6_request_mustBeOneThePodsVolumesAskFor(Case c) throws Exception {
         pods.put("ns/web", new PodFacts("ns", "web", "uid-web", "node-a", "web", c.asks()));
         NodeTokenRestriction restriction = new NodeTokenRestriction(
                 new NodeTokenRestriction.AgentAccount("satoken-agent", "satoken-agent"), lookup, c.known());
