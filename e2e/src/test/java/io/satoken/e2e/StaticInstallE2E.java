@@ -18,10 +18,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,16 +46,14 @@ class StaticInstallE2E {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Pattern DIR_LINE = Pattern.compile("(?m)^(\\s*dir:\\s*)(/\\S+)");
 
+    @RegisterExtension
+    static final ApiServerFixture API = new ApiServerFixture(TEST);
+
     private KubeApiServer server;
 
     @BeforeAll
     void startServer() throws IOException {
-        server = KubeApiServer.builder().build().start();
-    }
-
-    @AfterAll
-    void stopServer() {
-        E2E.closeKeepingLogs(server, "static-install");
+        server = API.server();
     }
 
     @Test
