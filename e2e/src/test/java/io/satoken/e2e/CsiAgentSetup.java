@@ -28,6 +28,18 @@ record CsiAgentSetup(Path kubeconfig, Path config, Path kubeletDir, String node)
         return new CsiAgentSetup(kubeconfig, config, kubeletDir, node);
     }
 
+    /**
+     * Writes {@code work/agent.kubeconfig} holding {@code token}, and the config, with the kubelet dir
+     * {@code work/kubelet} created.
+     */
+    static CsiAgentSetup withToken(KubeApiServer server, Path work, String node, String token) throws IOException {
+        Path kubeletDir = Files.createDirectories(work.resolve("kubelet"));
+        Path kubeconfig = work.resolve("agent.kubeconfig");
+        server.writeKubeconfig(kubeconfig, token);
+        Path config = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n");
+        return new CsiAgentSetup(kubeconfig, config, kubeletDir, node);
+    }
+
     /** {@code run} with this config, kubeconfig and node, metrics on {@code metricsAddress}, then {@code extra}. */
     List<String> args(String metricsAddress, String... extra) {
         List<String> args = new ArrayList<>(List.of("run", "--config", config.toString(), "--kubeconfig",
@@ -38,8 +50,7 @@ record CsiAgentSetup(Path kubeconfig, Path config, Path kubeletDir, String node)
 
     /** Starts an agent (its log named {@code name}), registers it with {@code kubelet} and waits until it is ready. */
     SatokenProcess start(String name, KubeletCsiClient kubelet, String... extra) throws Exception {
-        String address = "127.0.0.1:" + E2E.freePort();
-        SatokenProcess agent = SatokenProcess.agent(name, args(address, extra), address, Map.of());
+        SatokenProcess agent = launch(name, "127.0.0.1:" + E2E.freePort(), extra);
         try {
             kubelet.register(agent, WAIT);
             agent.awaitReady(WAIT);
@@ -48,5 +59,10 @@ record CsiAgentSetup(Path kubeconfig, Path config, Path kubeletDir, String node)
             throw e;
         }
         return agent;
+    }
+
+    /** Starts an agent (its log named {@code name}) serving metrics on {@code metricsAddress}; waits for nothing. */
+    SatokenProcess launch(String name, String metricsAddress, String... extra) throws IOException {
+        return SatokenProcess.agent(name, args(metricsAddress, extra), metricsAddress, Map.of());
     }
 }
