@@ -25,9 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,7 +45,6 @@ import org.junit.jupiter.api.io.TempDir;
  * No process crashes: each is alive and answers {@code /healthz} with 200 at the end.
  */
 @RequiresKubeApiServer
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BadInputE2E {
 
     private static final String TEST = "bad-input";
@@ -56,17 +53,11 @@ class BadInputE2E {
     @RegisterExtension
     static final ApiServerFixture API = new ApiServerFixture(TEST);
 
-    private KubeApiServer server;
-
-    @BeforeAll
-    void startServer() throws IOException {
-        server = API.server();
-    }
-
     @Test
     @RequiresMounts
     void invalidVolumeAttributes_areRefusedWithInvalidArgumentNamingTheAttribute_andAValidVolumeStillGetsItsToken(
             @TempDir Path tmp) throws Exception {
+        KubeApiServer server = API.server();
         CsiAgentSetup setup = CsiAgentSetup.write(server, tmp, NODE);
         String namespace = server.createNamespace("bad-attributes");
         server.createServiceAccount(namespace, "app");
@@ -117,6 +108,7 @@ class BadInputE2E {
     @Test
     void invalidStaticConfigs_areRejectedNamingTheField_whileTheTokenStays_andExitWith2AtStartup(@TempDir Path tmp)
             throws Exception {
+        KubeApiServer server = API.server();
         Path kubeconfig = tmp.resolve("kubeconfig");
         server.writeKubeconfig(kubeconfig, server.adminToken());
         String namespace = server.createNamespace("bad-config");
@@ -208,6 +200,7 @@ class BadInputE2E {
     @Test
     void malformedAdmissionRequests_getTheDocumentedDenialNamingTheField_andAValidReviewIsStillPatched(
             @TempDir Path tmp) throws Exception {
+        KubeApiServer server = API.server();
         Path kubeconfig = tmp.resolve("kubeconfig");
         server.writeKubeconfig(kubeconfig, server.adminToken());
         String namespace = server.createNamespace("bad-review");

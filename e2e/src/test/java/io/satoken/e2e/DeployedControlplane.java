@@ -60,7 +60,7 @@ final class DeployedControlplane {
     }
 
     /** Applies the namespaces ({@code 00-*}) and the RBAC of {@code controlplane/deploy}: what its processes need. */
-    static void applyNamespacesAndRbac(Kubectl kubectl) throws IOException {
+    static void applyNamespacesAndRbac(Kubectl kubectl) throws IOException, InterruptedException {
         try (var files = Files.list(DEPLOY)) {
             for (Path f : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
                 String name = f.getFileName().toString();
