@@ -71,7 +71,7 @@ final class DeployedControlplane {
         }
     }
 
-    /** The files the Deployments mount, each mapped to its local stand-in: the webhook's TLS pair and the signing key. */
+    /** The files the Deployments mount, each mapped to its local stand-in: the webhook TLS pair, the signing key. */
     static Map<String, Path> mountedFiles(TestCertificates.Pair tls, Path signingKey) {
         return Map.of(
                 "/etc/satoken/webhook-tls/tls.crt", tls.cert(),
