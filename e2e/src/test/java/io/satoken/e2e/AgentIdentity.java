@@ -2,8 +2,12 @@ package io.satoken.e2e;
 
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
+import io.kubernetes.client.openapi.models.V1BoundObjectReference;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
 import java.io.IOException;
@@ -12,7 +16,8 @@ import java.nio.file.Path;
 /**
  * Gives a CSI-mode agent exactly the identity the DaemonSet gives it: the ServiceAccount, ClusterRole and
  * binding of {@code agent/deploy/10-rbac.yaml}, applied to the server, and a kubeconfig holding a token
- * of that ServiceAccount (recorded in {@link IssuedTokens}, since it is a token the suite saw).
+ * of that ServiceAccount (recorded in {@link IssuedTokens}, since it is a token the suite saw); or, where a
+ * webhook confines the agent to its node, a token bound to the DaemonSet's pod on the node.
  */
 final class AgentIdentity {
 
@@ -35,5 +40,22 @@ final class AgentIdentity {
         Manifests.apply(server, E2E.repo().resolve("agent/deploy/10-rbac.yaml"));
         server.writeKubeconfig(file, IssuedTokens.record(server.serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT)));
         return file;
+    }
+
+    /**
+     * Creates the DaemonSet's pod on {@code node} (through whatever admission the server runs) and returns a
+     * token of the agent's ServiceAccount bound to it, as kubelet projects one: what node confinement (NT-1)
+     * requires. Needs {@code agent/deploy}'s namespace and RBAC applied.
+     */
+    static String podBoundToken(KubeApiServer server, String node) throws ApiException {
+        CoreV1Api admin = new CoreV1Api(server.adminClient());
+        V1Pod pod = WholeFlowE2E.pod("satoken-agent-" + node, node);
+        pod.getSpec().serviceAccountName(SERVICE_ACCOUNT);
+        pod = admin.createNamespacedPod(NAMESPACE, pod).execute();
+        return IssuedTokens.record(admin.createNamespacedServiceAccountToken(SERVICE_ACCOUNT, NAMESPACE,
+                new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().expirationSeconds(3600L)
+                        .boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
+                                .name(pod.getMetadata().getName()).uid(pod.getMetadata().getUid()))))
+                .execute().getStatus().getToken());
     }
 }

@@ -25,10 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,40 +45,25 @@ import org.junit.jupiter.api.io.TempDir;
  * No process crashes: each is alive and answers {@code /healthz} with 200 at the end.
  */
 @RequiresKubeApiServer
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BadInputE2E {
 
     private static final String TEST = "bad-input";
     private static final String NODE = "node-a";
 
-    private KubeApiServer server;
-
-    @BeforeAll
-    void startServer() throws IOException {
-        server = KubeApiServer.builder().build().start();
-    }
-
-    @AfterAll
-    void stopServer() {
-        E2E.closeKeepingLogs(server, TEST);
-    }
+    @RegisterExtension
+    static final ApiServerFixture API = new ApiServerFixture(TEST);
 
     @Test
     @RequiresMounts
     void invalidVolumeAttributes_areRefusedWithInvalidArgumentNamingTheAttribute_andAValidVolumeStillGetsItsToken(
             @TempDir Path tmp) throws Exception {
-        Path kubeconfig = AgentIdentity.kubeconfig(server, tmp.resolve("kubeconfig"));
+        KubeApiServer server = API.server();
+        CsiAgentSetup setup = CsiAgentSetup.write(server, tmp, NODE);
         String namespace = server.createNamespace("bad-attributes");
         server.createServiceAccount(namespace, "app");
-        Path kubeletDir = tmp.resolve("kubelet");
-        Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n");
-        String address = "127.0.0.1:" + E2E.freePort();
+        Path kubeletDir = setup.kubeletDir();
         try (KubeletCsiClient kubelet = KubeletCsiClient.open(kubeletDir);
-                SatokenProcess agent = SatokenProcess.agent("bad-input-csi-agent", List.of("run", "--config",
-                        config.toString(), "--kubeconfig", kubeconfig.toString(), "--node-name", NODE,
-                        "--metrics-address", address), address, Map.of())) {
-            kubelet.register(agent, Duration.ofSeconds(60));
-            agent.awaitReady(Duration.ofSeconds(60));
+                SatokenProcess agent = setup.start("bad-input-csi-agent", kubelet)) {
             NodePods pods = new NodePods(server.adminClient(), namespace, NODE, "app");
             List<BadInputs.AttributeCase> cases = BadInputs.attributes();
             List<String> wrong = new ArrayList<>();
@@ -125,6 +108,7 @@ class BadInputE2E {
     @Test
     void invalidStaticConfigs_areRejectedNamingTheField_whileTheTokenStays_andExitWith2AtStartup(@TempDir Path tmp)
             throws Exception {
+        KubeApiServer server = API.server();
         Path kubeconfig = tmp.resolve("kubeconfig");
         server.writeKubeconfig(kubeconfig, server.adminToken());
         String namespace = server.createNamespace("bad-config");
@@ -216,6 +200,7 @@ class BadInputE2E {
     @Test
     void malformedAdmissionRequests_getTheDocumentedDenialNamingTheField_andAValidReviewIsStillPatched(
             @TempDir Path tmp) throws Exception {
+        KubeApiServer server = API.server();
         Path kubeconfig = tmp.resolve("kubeconfig");
         server.writeKubeconfig(kubeconfig, server.adminToken());
         String namespace = server.createNamespace("bad-review");

@@ -3,8 +3,11 @@ package io.satoken.e2e;
 import io.kubernetes.client.openapi.models.V1Deployment;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.controlplane.testing.DeployedManifests;
+import io.satoken.controlplane.admission.TestCertificates;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,8 +37,11 @@ final class DeployedControlplane {
         }
     }
 
-    /** A started Deployment: the process, and the loopback addresses its {@code 0.0.0.0} ports became. */
-    record Started(Workload workload, SatokenProcess process, Map<String, String> addresses) {
+    /**
+     * A started Deployment: the process, the args it was started with (to start it again), and the loopback
+     * addresses its {@code 0.0.0.0} ports became.
+     */
+    record Started(Workload workload, SatokenProcess process, List<String> args, Map<String, String> addresses) {
         String address(String flag) {
             return addresses.get(flag);
         }
@@ -46,7 +52,58 @@ final class DeployedControlplane {
         }
     }
 
+    /** The controllers' and the webhook's Deployments, started; the same one twice where one Deployment does both. */
+    record Running(Started controllers, Started webhook) {
+    }
+
     private DeployedControlplane() {
+    }
+
+    /** Applies the namespaces ({@code 00-*}) and the RBAC of {@code controlplane/deploy}: what its processes need. */
+    static void applyNamespacesAndRbac(Kubectl kubectl) throws IOException, InterruptedException {
+        try (var files = Files.list(DEPLOY)) {
+            for (Path f : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
+                String name = f.getFileName().toString();
+                if (name.startsWith("00-") || name.contains("rbac")) {
+                    kubectl.apply(f);
+                }
+            }
+        }
+    }
+
+    /** The files the Deployments mount, each mapped to its local stand-in: the webhook TLS pair, the signing key. */
+    static Map<String, Path> mountedFiles(TestCertificates.Pair tls, Path signingKey) {
+        return Map.of(
+                "/etc/satoken/webhook-tls/tls.crt", tls.cert(),
+                "/etc/satoken/webhook-tls/tls.key", tls.key(),
+                "/etc/satoken/signing-key/sa.key", signingKey);
+    }
+
+    /**
+     * Starts the controllers' and the webhook's Deployments (their logs named {@code prefix} and the
+     * Deployment's name), waits until both are ready, and registers the webhook configurations to reach the
+     * webhook by its loopback URL with {@code caBundle}.
+     */
+    static Running startAll(String prefix, KubeApiServer server, Path work, Map<String, Path> files, Path rootCa,
+            byte[] caBundle, Duration wait) throws Exception {
+        Started controllers = start(prefix, server, controllers(), work, files, rootCa);
+        Started webhook = null;
+        try {
+            Workload webhookWorkload = webhook();
+            webhook = webhookWorkload.equals(controllers.workload()) ? controllers
+                    : start(prefix, server, webhookWorkload, work, files, rootCa);
+            controllers.process().awaitReady(wait);
+            webhook.process().awaitReady(wait);
+            DeployedManifests.registerWebhooks(server.adminClient(), DEPLOY,
+                    "https://127.0.0.1:" + webhook.port("--webhook-address"), caBundle);
+            return new Running(controllers, webhook);
+        } catch (Exception | Error e) {
+            if (webhook != null) {
+                webhook.process().close();
+            }
+            controllers.process().close();
+            throw e;
+        }
     }
 
     /** Every Deployment in {@code controlplane/deploy} (not its examples). */
@@ -73,8 +130,8 @@ final class DeployedControlplane {
      * e.g. {@code /etc/satoken/webhook-tls/tls.crt}) to the local file standing in for it; an arg naming a
      * mounted path missing from it fails the test.
      */
-    static Started start(KubeApiServer server, Workload workload, Path work, Map<String, Path> files, Path rootCa)
-            throws Exception {
+    static Started start(String prefix, KubeApiServer server, Workload workload, Path work, Map<String, Path> files,
+            Path rootCa) throws Exception {
         Path kubeconfig = work.resolve(workload.name() + ".kubeconfig");
         server.writeKubeconfig(kubeconfig,
                 IssuedTokens.record(server.serviceAccountToken(workload.namespace(), workload.serviceAccount())));
@@ -91,7 +148,7 @@ final class DeployedControlplane {
             args.add("--root-ca-file=" + rootCa);
         }
         String metrics = addresses.get("--metrics-address");
-        SatokenProcess process = SatokenProcess.controlplane("security-" + workload.name(), args, metrics, Map.of());
-        return new Started(workload, process, addresses);
+        SatokenProcess process = SatokenProcess.controlplane(prefix + "-" + workload.name(), args, metrics, Map.of());
+        return new Started(workload, process, List.copyOf(args), addresses);
     }
 }

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,6 +37,9 @@ class DiskFullE2E {
     private static final String ENOSPC = "No space left on device";
     private static final Duration BACKOFF_CAP = Duration.ofMinutes(1);
 
+    @RegisterExtension
+    static final ApiServerFixture API = new ApiServerFixture(TEST);
+
     private KubeApiServer server;
     private Path mount;
     private boolean mounted;
@@ -50,12 +54,11 @@ class DiskFullE2E {
             System.err.println("*** SKIPPED DiskFullE2E: cannot mount a tmpfs (needs root): exit " + r.exit() + " ***");
             Assumptions.assumeTrue(false, "DiskFullE2E needs root to mount a tmpfs");
         }
-        server = KubeApiServer.builder().build().start();
+        server = API.server();
     }
 
     @AfterAll
-    void unmountAndStop() throws Exception {
-        E2E.closeKeepingLogs(server, "disk-full");
+    void unmount() throws Exception {
         if (mounted) {
             Commands.run("disk-full-umount", List.of("umount", "-l", mount.toString()));
         }

@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
@@ -39,10 +40,13 @@ class OutageE2E {
     /** How long after issue the server stays down at least: past every possible refresh time (480 s). */
     private static final Duration KEEP_DOWN_UNTIL_AGE = Duration.ofSeconds(510);
 
+    @RegisterExtension
+    static final ApiServerFixture API = new ApiServerFixture(TEST);
+
     @Test
     void tokenOnDisk_survivesAnApiServerOutageAcrossItsRefreshTime_andIsRefreshedWithinTheBackoffCapOnceTheServerIsBack(
             @TempDir Path tmp) throws Exception {
-        KubeApiServer server = KubeApiServer.builder().build().start();
+        KubeApiServer server = API.server();
         SatokenProcess agent = null;
         try {
             String namespace = server.createNamespace("outage");
@@ -136,7 +140,6 @@ class OutageE2E {
             if (agent != null) {
                 agent.close();
             }
-            E2E.closeKeepingLogs(server, "outage");
         }
     }
 }

@@ -6,7 +6,6 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -38,27 +38,25 @@ class RestartE2E {
     private static final Map<String, String> ATTRIBUTES = Map.of("audience", "restart-e2e", "expirationSeconds", "3600");
     private static final Duration OBSERVED = Duration.ofSeconds(60);
 
+    @RegisterExtension
+    static final ApiServerFixture API = new ApiServerFixture(TEST);
+
     @Test
     void restartedAgent_resumesEveryPublishedVolume_adoptingItsToken_andMakesNoTokenRequestInTheMinuteAfter(
             @TempDir Path tmp) throws Exception {
-        KubeApiServer server = KubeApiServer.builder().build().start();
-        Path kubeletDir = tmp.resolve("kubelet");
+        KubeApiServer server = API.server();
+        CsiAgentSetup setup = CsiAgentSetup.write(server, tmp, NODE);
+        Path kubeletDir = setup.kubeletDir();
         try (KubeletCsiClient kubelet = KubeletCsiClient.open(kubeletDir)) {
             SatokenProcess first = null;
             SatokenProcess second = null;
             try {
-                Path kubeconfig = AgentIdentity.kubeconfig(server, tmp.resolve("kubeconfig"));
                 String namespace = server.createNamespace("restart");
                 server.createServiceAccount(namespace, "app");
-                Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n");
                 List<V1Pod> pods = new NodePods(server.adminClient(), namespace, NODE, "app")
                         .createMany("restart", PODS, ATTRIBUTES, 4, pod -> { });
 
-                String firstAddress = "127.0.0.1:" + E2E.freePort();
-                first = SatokenProcess.agent("restart-agent-1", args(config, kubeconfig, firstAddress), firstAddress,
-                        Map.of());
-                kubelet.register(first, Duration.ofSeconds(60));
-                first.awaitReady(Duration.ofSeconds(60));
+                first = setup.start("restart-agent-1", kubelet);
                 Instant firstStarted = Instant.now();
                 Instant giveUp = firstStarted.plus(Duration.ofMinutes(3));
                 List<CompletableFuture<Path>> published = new ArrayList<>();
@@ -81,12 +79,8 @@ class RestartE2E {
                 // The restart: a new process on the same kubeletDir, with its volume records and the mounted
                 // tmpfs to go on. The kubelet registers the new plugin socket and publishes nothing again.
                 double serverBefore = ApiServerMetrics.tokenRequests(server, null);
-                String secondAddress = "127.0.0.1:" + E2E.freePort();
                 Instant restarted = Instant.now();
-                second = SatokenProcess.agent("restart-agent-2", args(config, kubeconfig, secondAddress),
-                        secondAddress, Map.of());
-                kubelet.register(second, Duration.ofSeconds(60));
-                second.awaitReady(Duration.ofSeconds(60));
+                second = setup.start("restart-agent-2", kubelet);
                 Duration toReady = Duration.between(restarted, Instant.now());
                 SatokenProcess.pause(Duration.between(Instant.now(), restarted.plus(OBSERVED)));
                 String metrics = second.metrics();
@@ -132,14 +126,7 @@ class RestartE2E {
                     first.close();
                 }
             }
-        } finally {
-            E2E.closeKeepingLogs(server, TEST);
         }
-    }
-
-    private static List<String> args(Path config, Path kubeconfig, String metricsAddress) {
-        return List.of("run", "--config", config.toString(), "--kubeconfig", kubeconfig.toString(),
-                "--node-name", NODE, "--metrics-address", metricsAddress);
     }
 
     private static String uid(V1Pod pod) {

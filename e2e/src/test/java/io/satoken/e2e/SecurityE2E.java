@@ -69,50 +69,20 @@ class SecurityE2E {
         server = KubeApiServer.builder().build().start();
         admin = new CoreV1Api(server.adminClient());
         Kubectl kubectl = Kubectl.forAdmin(server);
-        try (var files = Files.list(DeployedControlplane.DEPLOY)) {
-            for (Path f : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
-                String name = f.getFileName().toString();
-                if (name.startsWith("00-") || name.contains("rbac")) {
-                    kubectl.apply(f);
-                }
-            }
-        }
+        DeployedControlplane.applyNamespacesAndRbac(kubectl);
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         webhookCa = Files.readString(tls.cert());
-        Map<String, Path> files = Map.of(
-                "/etc/satoken/webhook-tls/tls.crt", tls.cert(),
-                "/etc/satoken/webhook-tls/tls.key", tls.key(),
-                "/etc/satoken/signing-key/sa.key", server.serviceAccountSigningKey());
-        Path rootCa = server.servingCertificate();
-        controllers = DeployedControlplane.start(server, DeployedControlplane.controllers(), work, files, rootCa);
-        DeployedControlplane.Workload webhookWorkload = DeployedControlplane.webhook();
-        if (webhookWorkload.equals(controllers.workload())) {
-            webhook = controllers;
-        } else {
-            webhook = DeployedControlplane.start(server, webhookWorkload, work, files, rootCa);
-        }
-        controllers.process().awaitReady(WAIT);
-        webhook.process().awaitReady(WAIT);
-        WholeFlowE2E.registerWebhooks(server, "https://127.0.0.1:" + webhook.port("--webhook-address"),
-                webhookCa.getBytes(StandardCharsets.US_ASCII));
+        DeployedControlplane.Running running = DeployedControlplane.startAll("security", server, work,
+                DeployedControlplane.mountedFiles(tls, server.serviceAccountSigningKey()), server.servingCertificate(),
+                webhookCa.getBytes(StandardCharsets.US_ASCII), WAIT);
+        controllers = running.controllers();
+        webhook = running.webhook();
 
         kubectl.apply(E2E.repo().resolve("agent/deploy/00-namespace.yaml"));
         kubectl.apply(E2E.repo().resolve("agent/deploy/10-rbac.yaml"));
-        V1Pod agentPod = WholeFlowE2E.pod("satoken-agent-" + NODE, NODE);
-        agentPod.getSpec().serviceAccountName(WholeFlowE2E.AGENT_SA);
-        agentPod = admin.createNamespacedPod(WholeFlowE2E.AGENT_NS, agentPod).execute();
-        agentToken = IssuedTokens.record(admin.createNamespacedServiceAccountToken(WholeFlowE2E.AGENT_SA,
-                WholeFlowE2E.AGENT_NS, new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec()
-                        .expirationSeconds(3600L).boundObjectRef(boundRef(agentPod)))).execute().getStatus().getToken());
-        Path agentKubeconfig = work.resolve("agent.kubeconfig");
-        server.writeKubeconfig(agentKubeconfig, agentToken);
-        Path agentConfig = work.resolve("agent.yaml");
-        Files.writeString(agentConfig, "mode: csi\nkubeletDir: " + Files.createDirectories(work.resolve("kubelet"))
-                + "\n");
+        agentToken = AgentIdentity.podBoundToken(server, NODE);
         agentMetrics = "127.0.0.1:" + E2E.freePort();
-        agent = SatokenProcess.agent("security-agent", List.of("run", "--config", agentConfig.toString(),
-                "--kubeconfig", agentKubeconfig.toString(), "--node-name", NODE, "--metrics-address", agentMetrics),
-                agentMetrics, Map.of());
+        agent = CsiAgentSetup.withToken(server, work, NODE, agentToken).launch("security-agent", agentMetrics);
 
         namespace = "security";
         admin.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(namespace))).execute();

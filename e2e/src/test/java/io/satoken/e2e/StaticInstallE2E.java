@@ -18,10 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,28 +37,19 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code --metrics-address} is a free port, since other tests on the host may hold the default 9810.
  */
 @RequiresKubeApiServer
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class StaticInstallE2E {
 
     private static final String TEST = "static-install";
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Pattern DIR_LINE = Pattern.compile("(?m)^(\\s*dir:\\s*)(/\\S+)");
 
-    private KubeApiServer server;
-
-    @BeforeAll
-    void startServer() throws IOException {
-        server = KubeApiServer.builder().build().start();
-    }
-
-    @AfterAll
-    void stopServer() {
-        E2E.closeKeepingLogs(server, "static-install");
-    }
+    @RegisterExtension
+    static final ApiServerFixture API = new ApiServerFixture(TEST);
 
     @Test
     void installedAgent_writesTheExampleTokensWithTheirModesAndOwners_andReissuesThemWhenTheConfigIsEdited(
             @TempDir Path root) throws Exception {
+        KubeApiServer server = API.server();
         // install.sh --destdir: the files and modes its usage documents
         Commands.Result install = Commands.run("static-install-install.sh", List.of("bash",
                 E2E.repo().resolve("systemd/install.sh").toString(), "--destdir", root.toString(),

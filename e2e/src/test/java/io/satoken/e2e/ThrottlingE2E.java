@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -45,36 +46,30 @@ class ThrottlingE2E {
     private static final String NODE = "node-a";
     private static final Duration FLAT = Duration.ofSeconds(20);
 
+    @RegisterExtension
+    static final ApiServerFixture API = new ApiServerFixture(TEST, b -> b
+            .flag("--enable-priority-and-fairness", "false")
+            .flag("--max-requests-inflight", "4")
+            .flag("--max-mutating-requests-inflight", "2"));
+
     @Test
     void podBurst_underApiServerThrottling_staysWithinTheClientRateLimit_andEveryVolumeGetsItsTokenWithoutLoops(
             @TempDir Path tmp) throws Exception {
-        KubeApiServer server = KubeApiServer.builder()
-                .flag("--enable-priority-and-fairness", "false")
-                .flag("--max-requests-inflight", "4")
-                .flag("--max-mutating-requests-inflight", "2")
-                .build().start();
-        Path kubeletDir = tmp.resolve("kubelet");
-        try (KubeletCsiClient kubelet = KubeletCsiClient.open(kubeletDir)) {
+        KubeApiServer server = API.server();
+        CsiAgentSetup setup = CsiAgentSetup.write(server, tmp, NODE);
+        try (KubeletCsiClient kubelet = KubeletCsiClient.open(setup.kubeletDir())) {
             SatokenProcess agent = null;
             try {
-                Path kubeconfig = AgentIdentity.kubeconfig(server, tmp.resolve("kubeconfig"));
                 String namespace = server.createNamespace("throttle");
                 server.createServiceAccount(namespace, "app");
-                Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n");
-                String address = "127.0.0.1:" + E2E.freePort();
-                agent = SatokenProcess.agent("throttling-agent", List.of("run", "--config", config.toString(),
-                        "--kubeconfig", kubeconfig.toString(), "--node-name", NODE, "--metrics-address", address,
-                        "--qps", Integer.toString((int) QPS), "--burst", Integer.toString(BURST)), address, Map.of());
-                kubelet.register(agent, Duration.ofSeconds(60));
-                agent.awaitReady(Duration.ofSeconds(60));
+                agent = setup.start("throttling-agent", kubelet, "--qps", Integer.toString((int) QPS), "--burst",
+                        Integer.toString(BURST));
                 burst(server, agent, kubelet, namespace);
             } finally {
                 if (agent != null) {
                     agent.close();
                 }
             }
-        } finally {
-            E2E.closeKeepingLogs(server, TEST);
         }
     }
 

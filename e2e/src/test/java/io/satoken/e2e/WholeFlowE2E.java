@@ -8,11 +8,9 @@ import static org.awaitility.Awaitility.await;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
 import io.kubernetes.client.openapi.apis.AuthorizationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
-import io.kubernetes.client.openapi.models.AdmissionregistrationV1WebhookClientConfig;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1AggregationRule;
 import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
@@ -22,7 +20,6 @@ import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1EnvVar;
 import io.kubernetes.client.openapi.models.V1LabelSelector;
-import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSecurityContext;
@@ -34,14 +31,11 @@ import io.kubernetes.client.openapi.models.V1SelfSubjectAccessReview;
 import io.kubernetes.client.openapi.models.V1SelfSubjectAccessReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
-import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.openapi.models.V1VolumeMount;
-import io.kubernetes.client.util.Yaml;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
-import io.satoken.controlplane.testing.DeployedManifests;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -70,7 +64,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * the webhook, each as its own ServiceAccount with {@code controlplane/deploy/10-rbac.yaml}; and
  * {@code satoken-agent} in CSI mode for node-a (as
  * {@code satoken-system/satoken-agent} with {@code agent/deploy/10-rbac.yaml}, its token bound to an agent
- * pod on node-a), each a separate process started from its launcher; the webhook registered by
+ * pod on node-a), each a separate process started from its launcher (the control plane's with its
+ * Deployments' args, {@link DeployedControlplane}, and the signing key this test gives the API server); the
+ * webhook registered by
  * {@code controlplane/deploy/webhooks/webhook-configurations.yaml} with its caBundle (the service reference
  * replaced by a loopback URL, as there is no cluster network). No kubelet runs: the test is node-a's kubelet
  * on the agent's CSI sockets ({@link KubeletCsiClient}), publishing the volume the webhook injected into a
@@ -82,10 +78,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 class WholeFlowE2E {
 
     static final String NODE = "node-a";
-    static final String AGENT_NS = "satoken-system";
-    static final String AGENT_SA = "satoken-agent";
-    static final String CONTROLPLANE_NS = "satoken-controlplane";
-    static final String WEBHOOK_NS = "satoken-webhook";
     static final Duration WAIT = Duration.ofSeconds(60);
     static final int CONFINEMENT_TRIES = 20;
 
@@ -115,64 +107,25 @@ class WholeFlowE2E {
         admin = new CoreV1Api(server.adminClient());
         rootCa = server.servingCertificate();
 
-        Path deploy = E2E.repo().resolve("controlplane/deploy");
         Kubectl kubectl = Kubectl.forAdmin(server);
-        kubectl.apply(deploy.resolve("00-namespace.yaml"));
-        kubectl.apply(deploy.resolve("10-rbac.yaml"));
-        Path cpKubeconfig = work.resolve("controlplane.kubeconfig");
-        server.writeKubeconfig(cpKubeconfig,
-                IssuedTokens.record(server.serviceAccountToken(CONTROLPLANE_NS, "satoken-controlplane")));
-        Path webhookKubeconfig = work.resolve("webhook.kubeconfig");
-        server.writeKubeconfig(webhookKubeconfig,
-                IssuedTokens.record(server.serviceAccountToken(WEBHOOK_NS, "satoken-webhook")));
-
+        DeployedControlplane.applyNamespacesAndRbac(kubectl);
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
-        kubeletDir = Files.createDirectories(work.resolve("kubelet"));
-        int webhookPort = E2E.freePort();
-        String cpMetrics = "127.0.0.1:" + E2E.freePort();
-        controlplane = SatokenProcess.controlplane("flow-controlplane", List.of("run",
-                "--kubeconfig=" + cpKubeconfig,
-                "--controllers=*",
-                "--service-account-private-key-file=" + signingKey,
-                "--root-ca-file=" + rootCa,
-                "--leader-elect-namespace=" + CONTROLPLANE_NS,
-                "--metrics-address=" + cpMetrics), cpMetrics, Map.of());
-        webhookMetrics = "127.0.0.1:" + E2E.freePort();
-        webhookArgs = List.of("run",
-                "--kubeconfig=" + webhookKubeconfig,
-                "--controllers=-*",
-                "--leader-elect=false",
-                "--metrics-address=" + webhookMetrics,
-                "--webhook-address=127.0.0.1:" + webhookPort,
-                "--tls-cert-file=" + tls.cert(),
-                "--tls-private-key-file=" + tls.key(),
-                "--agent-service-account=" + AGENT_NS + "/" + AGENT_SA);
-        webhook = SatokenProcess.controlplane("flow-webhook", webhookArgs, webhookMetrics, Map.of());
-        controlplane.awaitReady(WAIT);
-        webhook.awaitReady(WAIT);
-        registerWebhooks(server, "https://127.0.0.1:" + webhookPort, Files.readAllBytes(tls.cert()));
+        DeployedControlplane.Running running = DeployedControlplane.startAll("flow", server, work,
+                DeployedControlplane.mountedFiles(tls, signingKey), rootCa, Files.readAllBytes(tls.cert()), WAIT);
+        controlplane = running.controllers().process();
+        webhook = running.webhook().process();
+        webhookArgs = running.webhook().args();
+        webhookMetrics = running.webhook().address("--metrics-address");
 
         Path agentDeploy = E2E.repo().resolve("agent/deploy");
         kubectl.apply(agentDeploy.resolve("00-namespace.yaml"));
         kubectl.apply(agentDeploy.resolve("10-rbac.yaml"));
         // The DaemonSet's pod on node-a, admitted through our webhook; the agent's token is bound to it,
         // as kubelet binds a projected token, which is what node confinement (NT-1) requires.
-        V1Pod agentPod = pod("satoken-agent-" + NODE, NODE);
-        agentPod.getSpec().serviceAccountName(AGENT_SA);
-        agentPod = admin.createNamespacedPod(AGENT_NS, agentPod).execute();
-        agentToken = IssuedTokens.record(admin.createNamespacedServiceAccountToken(AGENT_SA, AGENT_NS,
-                new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().expirationSeconds(3600L)
-                        .boundObjectRef(new V1BoundObjectReference().kind("Pod").apiVersion("v1")
-                                .name(agentPod.getMetadata().getName()).uid(agentPod.getMetadata().getUid()))))
-                .execute().getStatus().getToken());
-        Path agentKubeconfig = work.resolve("agent.kubeconfig");
-        server.writeKubeconfig(agentKubeconfig, agentToken);
-        Path agentConfig = work.resolve("agent.yaml");
-        Files.writeString(agentConfig, "mode: csi\nkubeletDir: " + kubeletDir + "\n");
-        String agentMetrics = "127.0.0.1:" + E2E.freePort();
-        agent = SatokenProcess.agent("flow-agent", List.of("run", "--config", agentConfig.toString(),
-                "--kubeconfig", agentKubeconfig.toString(), "--node-name", NODE,
-                "--metrics-address", agentMetrics), agentMetrics, Map.of());
+        agentToken = AgentIdentity.podBoundToken(server, NODE);
+        CsiAgentSetup agentSetup = CsiAgentSetup.withToken(server, work, NODE, agentToken);
+        kubeletDir = agentSetup.kubeletDir();
+        agent = agentSetup.launch("flow-agent", "127.0.0.1:" + E2E.freePort());
         kubelet = KubeletCsiClient.open(kubeletDir);
         KubeletCsiClient.Registration registration = kubelet.register(agent, WAIT);
         assertThat(registration.nodeId()).as("NodeGetInfo's node id").isEqualTo(NODE);
@@ -415,12 +368,6 @@ class WholeFlowE2E {
     }
 
     // --- helpers ---------------------------------------------------------------------------------
-
-    /** The two configurations as deployed, with a loopback URL for the Service and our CA as caBundle. */
-    static void registerWebhooks(KubeApiServer server, String base, byte[] caBundle) throws IOException, ApiException {
-        DeployedManifests.registerWebhooks(server.adminClient(), E2E.repo().resolve("controlplane/deploy"), base,
-                caBundle);
-    }
 
     static V1Pod pod(String name, String node) {
         return new V1Pod().metadata(new V1ObjectMeta().name(name))
