@@ -28,7 +28,7 @@ public final class HealthServer implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final List<Check> liveness;
     private final List<Check> readiness;
-    private final NonBlockingHttpServer.Limits limits;
+    private final Limits limits;
     private NonBlockingHttpServer server;
 
     /**
@@ -52,11 +52,11 @@ public final class HealthServer implements AutoCloseable {
 
     public HealthServer(InetSocketAddress address, PrometheusMeterRegistry registry,
                         List<Check> liveness, List<Check> readiness) {
-        this(address, registry, liveness, readiness, NonBlockingHttpServer.Limits.defaults());
+        this(address, registry, liveness, readiness, Limits.defaults());
     }
 
     HealthServer(InetSocketAddress address, PrometheusMeterRegistry registry, List<Check> liveness,
-                 List<Check> readiness, NonBlockingHttpServer.Limits limits) {
+                 List<Check> readiness, Limits limits) {
         this.requested = address;
         this.registry = registry;
         this.liveness = List.copyOf(liveness);
@@ -88,7 +88,7 @@ public final class HealthServer implements AutoCloseable {
             throw new IllegalStateException("not started");
         }
         try {
-            return server.address();
+            return (InetSocketAddress) server.address();
         } catch (IOException e) {
             throw new IllegalStateException("the health server's socket is closed", e);
         }

@@ -1,7 +1,6 @@
 package io.satoken.common.health;
 
 import java.io.IOException;
-import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -16,16 +15,16 @@ final class HttpConnection {
 
     final SocketChannel channel;
     final SelectionKey key;
-    final InetAddress client;
+    final ClientKey client;
     private final NonBlockingHttpServer server;
-    private final NonBlockingHttpServer.Limits limits;
+    private final Limits limits;
     private final ByteBuffer head;
     State state = State.READING;
     long deadline;
     private ByteBuffer answer;
 
-    HttpConnection(NonBlockingHttpServer server, NonBlockingHttpServer.Limits limits, SocketChannel channel,
-            SelectionKey key, InetAddress client) {
+    HttpConnection(NonBlockingHttpServer server, Limits limits, SocketChannel channel,
+            SelectionKey key, ClientKey client) {
         this.server = server;
         this.limits = limits;
         this.channel = channel;

@@ -1,9 +1,7 @@
 package io.satoken.common.health;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
+import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -22,7 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An HTTP/1.1 server for body-less requests (probes, scrapes) that no client can stall.
+ * An HTTP/1.1 server for body-less requests (probes, scrapes) that no client can stall, on a TCP address or a Unix
+ * domain socket (see {@link Transport}).
  *
  * <p>The JDK's {@code HttpServer} reads a request on its worker thread with a blocking read, so a client
  * that sends half a request line holds a worker until it gives up; its only deadline
@@ -46,19 +45,6 @@ import org.slf4j.LoggerFactory;
  */
 final class NonBlockingHttpServer implements AutoCloseable {
 
-    /** Bounds on what clients may hold. */
-    record Limits(Duration readTimeout, Duration writeTimeout, int maxHeadBytes, int maxConnections,
-            int maxConnectionsPerClient, int workers) {
-
-        /**
-         * A request within 5 s (kubelet sends its probe at once), its answer taken within 10 s, 8 KiB of
-         * headers, 64 connections and 8 per client address, two workers so a scrape never waits on a probe.
-         */
-        static Limits defaults() {
-            return new Limits(Duration.ofSeconds(5), Duration.ofSeconds(10), 8192, 64, 8, 2);
-        }
-    }
-
     /** Computes answers on a worker thread. */
     interface Handler {
         Response handle(Request request);
@@ -72,7 +58,8 @@ final class NonBlockingHttpServer implements AutoCloseable {
     private static final int ACCEPTS_PER_ROUND = 16;
     private static final Logger log = LoggerFactory.getLogger(NonBlockingHttpServer.class);
 
-    private final InetSocketAddress requested;
+    private final SocketAddress requested;
+    private final Transport transport;
     private final Handler handler;
     private final Limits limits;
     private final String name;
@@ -89,8 +76,10 @@ final class NonBlockingHttpServer implements AutoCloseable {
     private Thread network;
     private volatile boolean running;
 
-    NonBlockingHttpServer(InetSocketAddress address, Handler handler, Limits limits, String name) {
+    /** Binds nothing yet; {@code address} is an {@code InetSocketAddress} or a {@code UnixDomainSocketAddress}. */
+    NonBlockingHttpServer(SocketAddress address, Handler handler, Limits limits, String name) {
         this.requested = address;
+        this.transport = Transport.of(address);
         this.handler = handler;
         this.limits = limits;
         this.name = name;
@@ -99,7 +88,7 @@ final class NonBlockingHttpServer implements AutoCloseable {
 
     /** Binds and starts the network thread and the workers. */
     synchronized void start() throws IOException {
-        ServerSocketChannel channel = ServerSocketChannel.open();
+        ServerSocketChannel channel = transport.open();
         Selector opened = null;
         try {
             channel.bind(requested, BACKLOG);
@@ -128,8 +117,9 @@ final class NonBlockingHttpServer implements AutoCloseable {
         network.start();
     }
 
-    synchronized InetSocketAddress address() throws IOException {
-        return (InetSocketAddress) listener.getLocalAddress();
+    /** The bound address: an {@code InetSocketAddress} over TCP, else a {@code UnixDomainSocketAddress}. */
+    synchronized SocketAddress address() throws IOException {
+        return listener.getLocalAddress();
     }
 
     @Override
@@ -205,7 +195,7 @@ final class NonBlockingHttpServer implements AutoCloseable {
                 return;
             }
             try {
-                InetAddress client = ((InetSocketAddress) channel.getRemoteAddress()).getAddress();
+                ClientKey client = ClientKey.of(channel.getRemoteAddress());
                 if (!open.makeRoomFor(client, this::makeRoom)) {
                     log.debug("{}: refused a connection from {}: it holds {} connections, none waiting",
                             name, client, open.held(client));
@@ -213,7 +203,7 @@ final class NonBlockingHttpServer implements AutoCloseable {
                     continue;
                 }
                 channel.configureBlocking(false);
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                transport.configure(channel);
                 SelectionKey key = channel.register(selector, SelectionKey.OP_READ);
                 HttpConnection connection = new HttpConnection(this, limits, channel, key, client);
                 key.attach(connection);

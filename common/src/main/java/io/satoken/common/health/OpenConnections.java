@@ -1,6 +1,5 @@
 package io.satoken.common.health;
 
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -10,11 +9,11 @@ import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 
-/** The open connections of {@link NonBlockingHttpServer}, oldest first, counted per client address (its step 1). */
+/** The open connections of {@link NonBlockingHttpServer}, oldest first, counted per {@link ClientKey} (its step 1). */
 final class OpenConnections {
 
     private final Set<HttpConnection> open = new LinkedHashSet<>();
-    private final Map<InetAddress, Integer> perClient = new HashMap<>();
+    private final Map<ClientKey, Integer> perClient = new HashMap<>();
     private final int maxConnections;
     private final int maxConnectionsPerClient;
 
@@ -27,7 +26,7 @@ final class OpenConnections {
      * Step 1: whether a connection from {@code client} fits. At a limit, the oldest connection still waiting for its
      * request among those the limit counts is given to {@code close} with the limit's name; none waiting: false.
      */
-    boolean makeRoomFor(InetAddress client, BiConsumer<HttpConnection, String> close) {
+    boolean makeRoomFor(ClientKey client, BiConsumer<HttpConnection, String> close) {
         if (held(client) >= maxConnectionsPerClient) {
             return closeOldestWaiting(connection -> connection.client.equals(client), "its client's limit", close);
         }
@@ -49,7 +48,7 @@ final class OpenConnections {
     }
 
     /** How many connections {@code client} holds. */
-    int held(InetAddress client) {
+    int held(ClientKey client) {
         return perClient.getOrDefault(client, 0);
     }
 

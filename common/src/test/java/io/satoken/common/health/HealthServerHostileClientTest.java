@@ -54,7 +54,7 @@ class HealthServerHostileClientTest {
 
     @Test
     void silentConnections_moreThanTheWorkers_doNotDelayHealthz() throws Exception {
-        start(NonBlockingHttpServer.Limits.defaults());
+        start(Limits.defaults());
         for (int i = 0; i < 6; i++) {
             attack(2, "");
         }
@@ -64,7 +64,7 @@ class HealthServerHostileClientTest {
 
     @Test
     void halfRequestLines_moreThanTheWorkers_doNotDelayHealthz() throws Exception {
-        start(NonBlockingHttpServer.Limits.defaults());
+        start(Limits.defaults());
         for (int i = 0; i < 6; i++) {
             attack(2, "GET /hea");
         }
@@ -122,7 +122,7 @@ class HealthServerHostileClientTest {
 
     @Test
     void oneClient_holdsAtMostItsShareOfConnections_itsOldestWaitingOneIsClosedFirst() throws Exception {
-        start(NonBlockingHttpServer.Limits.defaults()); // 8 per client
+        start(Limits.defaults()); // 8 per client
         Socket oldest = attack(2, "GET /hea");
         for (int i = 0; i < 8; i++) {
             attack(2, "GET /hea");
@@ -148,7 +148,7 @@ class HealthServerHostileClientTest {
 
     @Test
     void oversizedHeaders_areRefusedWith431() throws Exception {
-        start(NonBlockingHttpServer.Limits.defaults());
+        start(Limits.defaults());
         Socket big = attack(2, "GET /healthz HTTP/1.1\r\nX-Filler: " + "a".repeat(9000) + "\r\n\r\n");
 
         assertThat(answer(big)).startsWith("HTTP/1.1 431 ");
@@ -156,7 +156,7 @@ class HealthServerHostileClientTest {
 
     // --- helpers ---------------------------------------------------------------------------------
 
-    private void start(NonBlockingHttpServer.Limits limits) throws IOException {
+    private void start(Limits limits) throws IOException {
         server = new HealthServer(new InetSocketAddress("127.0.0.1", 0), registry,
                 List.of(new HealthServer.Check("ping", () -> true)),
                 List.of(new HealthServer.Check("ready", () -> true)),
@@ -164,8 +164,8 @@ class HealthServerHostileClientTest {
         server.start();
     }
 
-    private static NonBlockingHttpServer.Limits limits(Duration readTimeout, int connections, int perClient) {
-        return new NonBlockingHttpServer.Limits(readTimeout, Duration.ofSeconds(10), 8192, connections, perClient, 2);
+    private static Limits limits(Duration readTimeout, int connections, int perClient) {
+        return new Limits(readTimeout, Duration.ofSeconds(10), 8192, connections, perClient, 2);
     }
 
     /** A connection from 127.0.0.{@code client} that sends {@code bytes} and then nothing. */
