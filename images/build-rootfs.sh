@@ -10,7 +10,8 @@
 #   PROGRAM       the launcher's name, put in /usr/local/bin (satoken-agent, satoken-controlplane)
 #   MAIN_CLASS    the class the launcher runs, on the classpath Jib writes to /app/jib-classpath-file
 #   --classpath   the program's jars, colon-separated: the libraries that the native code inside them loads
-#                 (META-INF/native, such as netty's epoll transport in grpc-netty-shaded) are added too
+#                 (META-INF/native, such as netty's epoll transport in grpc-netty-shaded, and JNA's
+#                 com/sun/jna/<os-arch>/libjnidispatch.so) are added too
 #   --mount       add mount and umount (the agent mounts each token volume's tmpfs)
 #   --no-runtime  only the launcher: for a base image that has a shell, a JRE at /opt/java/openjdk and
 #                 mount, such as eclipse-temurin:17-jre (the README's "Images" tells how)
@@ -73,11 +74,12 @@ if $runtime; then
   for file in "$out$java_home"/bin/* "$out$java_home"/lib/*.so "$out$java_home"/lib/server/*.so; do
     copy_libraries "$file"
   done
-  # native code the jars carry is extracted at run time (to /tmp); what it loads must be in the image
+  # native code the jars carry is extracted at run time (to /tmp); what it loads must be in the image.
+  # JNA keeps its libjnidispatch.so per platform under com/sun/jna/<os-arch>/ rather than META-INF/native.
   natives=$(mktemp -d)
   IFS=: read -r -a jars <<< "$classpath"
   for jar in "${jars[@]}"; do
-    case $jar in *.jar) (cd "$natives" && "$jdk/bin/jar" xf "$jar" META-INF/native 2>/dev/null) || true ;; esac
+    case $jar in *.jar) (cd "$natives" && "$jdk/bin/jar" xf "$jar" META-INF/native com/sun/jna 2>/dev/null) || true ;; esac
   done
   while IFS= read -r -d '' native; do
     # ldd says "not a dynamic executable" for another architecture's library: nothing is copied for it
