@@ -3,6 +3,8 @@ package io.satoken.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.kubernetes.client.openapi.ApiException;
@@ -61,12 +63,14 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * <p>One node and one agent for the whole class, and the steps build on each other, in order: (a) the
  * restricted pod reads a token the API server accepts, bound to it; (c) compared with kubelet's token in the
  * same pod; (f) another pod reaches nothing of the first one's; (g) bad attributes reach the pod's Events;
- * (e) the agent is killed and restarted with no TokenRequest for the tokens it holds; (b) both tokens rotate
- * in the running container, the agent's after that restart (so refreshing resumed); (d) deleting the pod
- * unmounts and removes everything. The tokens live 600 s, the API server's minimum, so the class waits about
- * eight minutes for the rotations; no test-only setting shortens it.
+ * (e) the agent is killed and restarted with no TokenRequest for the tokens it holds; (h) two more pods start, one
+ * reading its token once, one re-reading it every 5 s; (b) both tokens rotate in the running container, the agent's
+ * after that restart (so refreshing resumed); (i) the pod that read its token once gets a {@code TokenNotReread}
+ * Event at 90 % of the old token's lifetime, the re-reader none, and {@code explain} tells them apart; (d) deleting
+ * the pod unmounts and removes everything. The tokens live 600 s, the API server's minimum, so the class waits about
+ * eleven minutes for the rotations; no test-only setting shortens it.
  */
-@Execution(ExecutionMode.CONCURRENT) // waits ~8 min for rotations; see junit-platform.properties
+@Execution(ExecutionMode.CONCURRENT) // waits ~11 min for rotations; see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CsiNodeE2E {
@@ -90,6 +94,10 @@ class CsiNodeE2E {
     private static String firstAgentToken;
     private static String firstKubeletToken;
     private static double issuedBeforeRestart;
+    private static RunningPod once;
+    private static RunningPod rereader;
+    private static Instant onceIssued;
+    private static Instant onceExpiry;
 
     @BeforeAll
     static void startNodeAndAgent() throws Exception {
@@ -248,9 +256,25 @@ class CsiNodeE2E {
                 + "(%.0f tokens issued before): 0 TokenRequests in the 20 s after, both volumes resumed", issued));
     }
 
-    // (b)
+    // (h)
     @Test
     @Order(6)
+    void readerPods_oneReadingItsTokenOnce_oneRereading_bothRunning() throws Exception {
+        Map<String, String> attributes = Map.of("audience", AUDIENCE, "expirationSeconds", String.valueOf(LIFETIME));
+        once = node.runPod(namespace, readerPod("once", "cat /agent/token >/dev/null; exec sleep 86400", attributes),
+                Duration.ofSeconds(90));
+        rereader = node.runPod(namespace, readerPod("rereader",
+                "while true; do cat /agent/token >/dev/null; sleep 5; done", attributes), Duration.ofSeconds(90));
+        // the test's own read is once's second and last: it held this token and never opens the file again
+        onceExpiry = JwtClaims.of(read(once, "/agent/token")).expiresAt();
+        onceIssued = onceExpiry.minusSeconds(LIFETIME);
+        awaitTrue("explain shows a read by the re-reader", Duration.ofSeconds(30),
+                () -> explain("rereader").output().contains("of the token now in the file"));
+    }
+
+    // (b)
+    @Test
+    @Order(7)
     void bothTokens_rotateInTheRunningContainer_theAgentsAfterItsRestart() throws Exception {
         Instant issued = JwtClaims.of(firstAgentToken).issuedAt();
         Instant kubeletIssued = JwtClaims.of(firstKubeletToken).issuedAt();
@@ -277,9 +301,59 @@ class CsiNodeE2E {
                 percent(issued, agentRotated), LIFETIME, percent(kubeletIssued, kubeletRotated)));
     }
 
+    // (i)
+    @Test
+    @Order(8)
+    void containerThatReadItsTokenOnce_getsTokenNotReread_theRereaderNone_andExplainTellsThemApart()
+            throws Exception {
+        Instant due = onceIssued.plusSeconds(LIFETIME * 9 / 10);
+        String[] message = new String[1];
+        awaitTrue("a TokenNotReread Event on pod once", Duration.between(Instant.now(), due).plusSeconds(90), () -> {
+            message[0] = warning("once", "TokenNotReread");
+            return message[0] != null;
+        });
+        Instant seen = Instant.now();
+        assertThat(message[0]).contains("token file \"token\"", "volume \"agent\"", onceExpiry.toString());
+        assertThat(seen).as("not before 90 %% of the old token's lifetime").isAfterOrEqualTo(due);
+        assertThat(warning("rereader", "TokenNotReread")).as("Event on the re-reader").isNull();
+        assertThat(warning("app", "TokenNotReread")).as("Event on app, which the test read after its rotation").isNull();
+        assertThat(agent.metric("satoken_token_not_reread_total")).isEqualTo(1.0);
+        assertThat(agent.metric("satoken_token_files_not_reread")).isEqualTo(1.0);
+
+        Commands.Result onceText = explain("once");
+        assertThat(onceText.exit()).isZero();
+        assertThat(onceText.output()).contains("Pod " + namespace + "/once (uid " + once.uid() + ")",
+                "ServiceAccount:  " + namespace + "/" + SA, "audiences:       " + AUDIENCE, "bound to:        Pod once",
+                "the new token was not opened", "reported TokenNotReread");
+        Commands.Result rereaderText = explain("rereader");
+        assertThat(rereaderText.output()).contains("of the token now in the file").doesNotContain("TokenNotReread");
+        Commands.Result json = Commands.run("csi-node-explain-json", List.of(E2E.agentLauncher().toString(), "explain",
+                "--config", agentConfig.toString(), "--output", "json", namespace + "/once"));
+        JsonObject file = JsonParser.parseString(json.output()).getAsJsonObject().getAsJsonArray("directories").get(0)
+                .getAsJsonObject().getAsJsonArray("files").get(0).getAsJsonObject();
+        assertThat(file.get("readCurrentToken").getAsBoolean()).isFalse();
+        assertThat(file.get("notRereadSince").isJsonNull()).isFalse();
+        for (String output : List.of(onceText.output(), rereaderText.output(), json.output())) {
+            assertThat(output).as("explain's output").doesNotContainPattern(IssuedTokens.JWT_SHAPE);
+        }
+        Figures.record(TEST, String.format(Locale.ROOT, "read once: TokenNotReread %.0f s after the token the pod "
+                + "holds was issued (due at %d s, 90 %% of %d s); the re-reader and app got none; explain showed "
+                + "both (text and JSON), no token in its output", Duration.between(onceIssued, seen).toMillis() / 1000.0,
+                LIFETIME * 9 / 10, LIFETIME));
+
+        for (String pod : List.of("once", "rereader")) {
+            new CoreV1Api(node.adminClient()).deleteNamespacedPod(pod, namespace).gracePeriodSeconds(0).execute();
+        }
+        Path onceDir = node.rootDir().resolve("pods").resolve(once.uid());
+        Path rereaderDir = node.rootDir().resolve("pods").resolve(rereader.uid());
+        awaitTrue("the reader pods' directories are gone", Duration.ofSeconds(90),
+                () -> !Files.exists(onceDir) && !Files.exists(rereaderDir));
+        assertThat(agent.metric("satoken_token_files_not_reread")).as("after the pod is gone").isZero();
+    }
+
     // (d)
     @Test
-    @Order(7)
+    @Order(9)
     void deletingThePod_unpublishesTheVolume_andLeavesNothingOnTheNode() throws Exception {
         Path podDir = node.rootDir().resolve("pods").resolve(app.uid());
         Path records = node.rootDir().resolve("plugins").resolve(DRIVER).resolve("volumes");
@@ -305,6 +379,26 @@ class CsiNodeE2E {
                         "--kubeconfig", agentKubeconfig.toString(), "--node-name", node.nodeName(),
                         "--metrics-address", metricsAddress), metricsAddress, Map.of())
                 .awaitReady(Duration.ofSeconds(60));
+    }
+
+    /** A restricted pod whose container runs {@code script} with the agent's volume at /agent. */
+    private static V1Pod readerPod(String name, String script, Map<String, String> attributes) {
+        V1Pod pod = pod(name, csiVolume(attributes), false);
+        pod.getSpec().getContainers().get(0).command(List.of("sh", "-c", script));
+        return pod;
+    }
+
+    /** {@code satoken-agent explain} of a pod in the test's namespace, in text. */
+    private static Commands.Result explain(String pod) {
+        try {
+            return Commands.run("csi-node-explain-" + pod, List.of(E2E.agentLauncher().toString(), "explain",
+                    "--config", agentConfig.toString(), namespace + "/" + pod), Duration.ofSeconds(60));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
     }
 
     private static V1Volume csiVolume(Map<String, String> attributes) {
@@ -371,10 +465,15 @@ class CsiNodeE2E {
     }
 
     private static String failedMount(String pod) {
+        return warning(pod, "FailedMount");
+    }
+
+    /** The message of the pod's first Event with that reason, or null. */
+    private static String warning(String pod, String reason) {
         try {
             List<CoreV1Event> events = new CoreV1Api(node.adminClient()).listNamespacedEvent(namespace)
                     .fieldSelector("involvedObject.name=" + pod).execute().getItems();
-            return events.stream().filter(e -> "FailedMount".equals(e.getReason())).map(CoreV1Event::getMessage)
+            return events.stream().filter(e -> reason.equals(e.getReason())).map(CoreV1Event::getMessage)
                     .filter(Objects::nonNull).findFirst().orElse(null);
         } catch (ApiException e) {
             return null;

@@ -121,6 +121,14 @@ class StaticInstallE2E {
             assertThat(ApiChecks.accepted(server, restic1, KubeApiServer.ISSUER,
                     "system:serviceaccount:backup:restic")).as("restic token accepted").isTrue();
 
+            // explain, through the status endpoint the installed config names, by the token file's path
+            Commands.Result explained = Commands.run("static-install-explain", List.of(E2E.agentLauncher().toString(),
+                    "explain", "--config", config.toString(), exporterToken.toString()), WAIT);
+            assertThat(explained.exit()).as("explain's exit status; output:\n%s", explained.output()).isZero();
+            assertThat(explained.output()).contains("Static projection", exporterDir.toString(),
+                    "monitoring/node-exporter", "https://vault.example.com", "nothing (only its expiry ends it)",
+                    "expires at:", "next refresh:").doesNotContainPattern(IssuedTokens.JWT_SHAPE);
+
             // edit the installed config: another audience for one, another lifetime for the other
             String edited = Files.readString(config)
                     .replace("audiences: [https://vault.example.com]", "audiences: [https://vault2.example.com]")
@@ -160,7 +168,8 @@ class StaticInstallE2E {
         }
         m.appendTail(out);
         assertThat(dirs).as("dir: lines in the installed agent.yaml").isEqualTo(2);
-        return out.toString();
+        assertThat(out.toString()).contains("\nstatusSocket: /run/satoken/");
+        return out.toString().replace("\nstatusSocket: /run/", "\nstatusSocket: " + root + "/run/");
     }
 
     /**

@@ -12,7 +12,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = BuildVersion.Provider.class,
         description = "Requests, caches, refreshes and atomically writes Kubernetes ServiceAccount tokens.",
-        subcommands = {RunCommand.class, ValidateCommand.class, DemoCommand.class, VerifyCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, DemoCommand.class, VerifyCommand.class,
+                ExplainCommand.class})
 public final class AgentCommand implements Runnable {
 
     @CommandLine.Spec

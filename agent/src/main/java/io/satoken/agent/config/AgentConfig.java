@@ -2,12 +2,14 @@ package io.satoken.agent.config;
 
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.common.projection.CsiVolumeAttributes;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The agent's configuration file, as {@link AgentConfigParser} reads it: which sources of projections
@@ -19,9 +21,37 @@ import java.util.Objects;
  * @param maxUnboundExpirationSeconds the longest lifetime a static projection may ask for: its token is bound
  *     to no object, so nothing but expiry ends it ({@value #MIN_MAX_UNBOUND_EXPIRATION_SECONDS}..{@value
  *     #MAX_MAX_UNBOUND_EXPIRATION_SECONDS}, default {@value #DEFAULT_MAX_UNBOUND_EXPIRATION_SECONDS})
+ * @param statusSocket the Unix socket of the local status endpoint that {@code explain} reads; in CSI mode
+ *     {@link #defaultCsiStatusSocket} unless the file names one; empty (no endpoint) in static mode unless it does
+ * @param rereadCheck whether, and when, consumers that do not re-read a rotated token are reported
  */
 public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> projections,
-        long maxUnboundExpirationSeconds) {
+        long maxUnboundExpirationSeconds, Optional<Path> statusSocket, RereadCheck rereadCheck) {
+
+    /**
+     * Whether the agent reports consumers that do not read a rotated token ({@code TokenNotReread}), and when.
+     *
+     * @param thresholdPercent how much of the old token's lifetime may pass before a consumer that has not opened
+     *     the new token is reported ({@value #MIN_THRESHOLD}..{@value #MAX_THRESHOLD}, default {@value #DEFAULT_THRESHOLD})
+     */
+    public record RereadCheck(boolean enabled, int thresholdPercent) {
+        public static final int MIN_THRESHOLD = 50;
+        public static final int MAX_THRESHOLD = 99;
+        public static final int DEFAULT_THRESHOLD = 90;
+        public static final RereadCheck DEFAULT = new RereadCheck(true, DEFAULT_THRESHOLD);
+
+        public RereadCheck {
+            if (thresholdPercent < MIN_THRESHOLD || thresholdPercent > MAX_THRESHOLD) {
+                throw new IllegalArgumentException("rereadThresholdPercent: must be between " + MIN_THRESHOLD + " and "
+                        + MAX_THRESHOLD + ", got " + thresholdPercent);
+            }
+        }
+    }
+
+    /** The status endpoint's socket in CSI mode when the file names none: beside the CSI socket. */
+    public static Path defaultCsiStatusSocket(Path kubeletDir) {
+        return kubeletDir.resolve("plugins").resolve(CsiVolumeAttributes.DRIVER).resolve("status.sock");
+    }
 
     /** The kubelet's root when the file gives none. */
     public static final Path DEFAULT_KUBELET_DIR = Path.of("/var/lib/kubelet");
@@ -59,6 +89,8 @@ public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> pro
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(kubeletDir, "kubeletDir");
         projections = List.copyOf(projections);
+        Objects.requireNonNull(statusSocket, "statusSocket");
+        Objects.requireNonNull(rereadCheck, "rereadCheck");
         if (maxUnboundExpirationSeconds < MIN_MAX_UNBOUND_EXPIRATION_SECONDS
                 || maxUnboundExpirationSeconds > MAX_MAX_UNBOUND_EXPIRATION_SECONDS) {
             throw new IllegalArgumentException("maxUnboundExpirationSeconds: must be between "

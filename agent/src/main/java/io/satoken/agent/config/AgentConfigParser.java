@@ -1,6 +1,7 @@
 package io.satoken.agent.config;
 
 import io.satoken.agent.config.AgentConfig.Mode;
+import io.satoken.agent.config.AgentConfig.RereadCheck;
 import io.satoken.common.projection.FieldErrors;
 import io.satoken.common.projection.SafeYaml;
 import io.satoken.common.projection.YamlFields;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Reads the agent's YAML configuration file.
@@ -23,6 +25,10 @@ import java.util.Map;
  * kubeletDir: /var/lib/kubelet # absolute; where CSI mode finds the kubelet's plugin and pod directories
  * maxUnboundExpirationSeconds: 86400 # 600..604800 (a week), default 86400 (a day): the longest lifetime
  *                              # a projection may ask for, since its token is bound to no object
+ * statusSocket: /run/satoken/agent-status.sock # absolute; the status endpoint `explain` reads. Default in
+ *                              # csi and both: &lt;kubeletDir&gt;/plugins/tokens.satoken.io/status.sock; none in static
+ * rereadCheck: true            # report consumers that do not read a rotated token (TokenNotReread), default true
+ * rereadThresholdPercent: 90   # 50..99, default 90: share of the old token's lifetime a consumer has to read the new
  * projections:                 # required when mode is static or both; absent or empty when csi
  *   - namespace: monitoring                  # required, DNS-1123 label
  *     serviceAccount: node-exporter          # required, DNS-1123 subdomain
@@ -45,7 +51,7 @@ public final class AgentConfigParser {
     public static final int MAX_LENGTH = 1024 * 1024;
 
     private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections",
-            "maxUnboundExpirationSeconds");
+            "maxUnboundExpirationSeconds", "statusSocket", "rereadCheck", "rereadThresholdPercent");
     private static final List<String> ENTRY_KEYS = List.of("namespace", "serviceAccount", "audiences",
             "expirationSeconds", "dir", "file", "mode", "uid", "gid");
 
@@ -105,10 +111,30 @@ public final class AgentConfigParser {
         long maxUnbound = cap != null ? cap : AgentConfig.DEFAULT_MAX_UNBOUND_EXPIRATION_SECONDS;
         // an invalid cap has its own error; the projections are then held to the default
         List<StaticProjection> projections = projections(fields, mode, kubeletDir, maxUnbound, errors);
+        Optional<Path> statusSocket = fields.has("statusSocket")
+                ? Optional.ofNullable(absoluteDir(fields, "statusSocket", errors))
+                : mode != null && mode.csi() && kubeletDir != null
+                        ? Optional.of(AgentConfig.defaultCsiStatusSocket(kubeletDir)) : Optional.empty();
+        RereadCheck reread = rereadCheck(fields, errors);
         if (!errors.isEmpty()) {
             throw new InvalidConfigException(source, errors.list());
         }
-        return new AgentConfig(mode, kubeletDir, projections, maxUnbound);
+        return new AgentConfig(mode, kubeletDir, projections, maxUnbound, statusSocket, reread);
+    }
+
+    private static RereadCheck rereadCheck(YamlFields fields, FieldErrors errors) {
+        boolean enabled = true;
+        Object raw = fields.raw("rereadCheck");
+        if (raw instanceof Boolean b) {
+            enabled = b;
+        } else if (raw != null) {
+            errors.invalid(fields.field("rereadCheck"), "must be true or false", raw);
+        }
+        String range = "must be between " + RereadCheck.MIN_THRESHOLD + " and " + RereadCheck.MAX_THRESHOLD
+                + " (percent of the old token's lifetime)";
+        Long percent = fields.integer("rereadThresholdPercent", RereadCheck.MIN_THRESHOLD, range,
+                RereadCheck.MAX_THRESHOLD, range);
+        return new RereadCheck(enabled, percent == null ? RereadCheck.DEFAULT_THRESHOLD : percent.intValue());
     }
 
     private static Mode mode(YamlFields fields, FieldErrors errors) {

@@ -7,6 +7,7 @@ import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.PodProjections;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.IssuedToken;
@@ -22,6 +23,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -246,6 +248,20 @@ public final class CsiVolumes implements RefreshListener {
         if (entry != null && entry.volume != null) {
             events.clockSkew(entry.volume.pod(), projection, info);
         }
+    }
+
+    /** A consumer in a volume's pod did not read its rotated token: a Warning Event on the pod. */
+    public void notReread(ReadTracker.Finding finding) {
+        Entry entry = entryOf(finding.dir());
+        if (entry != null && entry.volume != null) {
+            events.notReread(entry.volume.pod(), entry.target, finding);
+        }
+    }
+
+    /** The pod whose volume the directory is, if it is a published volume's. */
+    public Optional<PodIdentity> podOf(TokenDirectory dir) {
+        Entry entry = entryOf(dir);
+        return entry == null || entry.volume == null ? Optional.empty() : Optional.of(entry.volume.pod());
     }
 
     /** Undoes a publish that failed: unregisters, unmounts, forgets; the failure goes to whoever waits. */

@@ -6,9 +6,11 @@ import io.satoken.agent.pods.PodEventSink;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import java.nio.file.Path;
 
 /** The Warning Events a published volume's pod gets: its token's refresh failing, and a token from the node's future. */
 final class VolumeEvents {
@@ -34,6 +36,20 @@ final class VolumeEvents {
                 + projection.path() + " was issued at " + info.issuedAt()
                 + (info.notBefore() == null ? "" : " (nbf " + info.notBefore() + ")")
                 + ", ahead of this node's clock; check time synchronisation on node and API server");
+    }
+
+    /**
+     * The pod has not opened a token file since its token rotated: a client that read it once and keeps the old
+     * token, which fails when that token expires.
+     */
+    void notReread(PodIdentity pod, Path target, ReadTracker.Finding finding) {
+        Path volume = target.getParent() == null ? null : target.getParent().getFileName();
+        events.warning(podObject(pod), PodEventSink.TOKEN_NOT_REREAD, "token file \"" + finding.projection().path()
+                + "\"" + (volume == null ? "" : " of volume \"" + volume + "\"") + " was rotated at "
+                + finding.rotatedAt() + " and not opened since; the pod "
+                + (finding.lastRead() == null ? "read it before" : "last read it at " + finding.lastRead())
+                + " and still holds a token that expires at " + finding.heldExpiresAt()
+                + ". Clients must re-read the file when it changes, as with kubelet's projected tokens");
     }
 
     /** Enough of a pod for an Event to name it. */

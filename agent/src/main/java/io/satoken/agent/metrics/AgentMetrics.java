@@ -47,6 +47,8 @@ import java.util.function.IntSupplier;
  * satoken_token_clock_skew_total                                    tokens issued in the local future
  * satoken_events_total{result=created|failed}                       Kubernetes Events sent
  * satoken_config_reloads_total{result=success|failure}              static-config reloads
+ * satoken_token_not_reread_total                                    consumers reported not re-reading (ReadMetrics)
+ * satoken_token_files_not_reread                                    files whose consumer still holds an old token
  * </pre>
  *
  * <p>Every documented label value is registered at 0 when its metric is, so a rate or an alert over it has a

@@ -12,6 +12,8 @@ public interface PodEventSink {
     String TOKEN_REQUEST_FAILED = "TokenRequestFailed";
     /** A token was issued in the future of the node's clock. */
     String TOKEN_CLOCK_SKEW = "TokenClockSkew";
+    /** The pod read a token file once, and has not opened the file since the token in it rotated. */
+    String TOKEN_NOT_REREAD = "TokenNotReread";
 
     void warning(V1Pod pod, String reason, String message);
 }

@@ -63,6 +63,8 @@ final class DirectoryOutput {
             // Unchanged on disk (a token adopted at restart, say) is not a write worth reporting.
             if (changed && before != token) {
                 listener.written(dir, p, token, before != null && !before.token().equals(token.token()));
+            } else if (!changed && before == null) {
+                listener.unchanged(dir, p, token);
             }
         });
     }

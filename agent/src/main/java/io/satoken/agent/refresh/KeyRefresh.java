@@ -31,6 +31,9 @@ final class KeyRefresh {
     private long generation;
     private int failures;
     private boolean released;
+    private Instant next;
+    private String lastError;
+    private Instant lastErrorAt;
 
     KeyRefresh(TokenKey key) {
         this.key = key;
@@ -57,8 +60,9 @@ final class KeyRefresh {
     /** Replaces the key's timer with one that runs the attempt at {@code at}, in a new generation. */
     void schedule(TaskScheduler timers, Instant at, boolean force, Attempt attempt) {
         cancelTimer();
-        long next = ++generation;
-        timer = timers.schedule(at, () -> attempt.run(this, next, force));
+        long current = ++generation;
+        next = at;
+        timer = timers.schedule(at, () -> attempt.run(this, current, force));
     }
 
     /** True while the attempt of this generation is the key's latest and the key is still in use. */
@@ -72,6 +76,7 @@ final class KeyRefresh {
             return false;
         }
         timer = null;
+        next = null;
         return true;
     }
 
@@ -93,9 +98,33 @@ final class KeyRefresh {
         return true;
     }
 
-    /** Counts the attempt's failure: the failures in a row, or 0 when the attempt is stale and must not retry. */
-    int failed(long generation) {
-        return isCurrent(generation) ? ++failures : 0;
+    /**
+     * Counts the attempt's failure: the failures in a row, or 0 when the attempt is stale and must not retry.
+     *
+     * @param why what failed, never holding a token; kept as the key's last error
+     */
+    int failed(long generation, String why, Instant at) {
+        if (!isCurrent(generation)) {
+            return 0;
+        }
+        lastError = why;
+        lastErrorAt = at;
+        return ++failures;
+    }
+
+    /** When the next attempt is due, or null while one runs. */
+    Instant next() {
+        return next;
+    }
+
+    /** The last failure's message, or null when none was seen; kept after later successes. */
+    String lastError() {
+        return lastError;
+    }
+
+    /** When the last failure happened, or null. */
+    Instant lastErrorAt() {
+        return lastErrorAt;
     }
 
     /** The last token fetched for the key, or null before the first. */

@@ -22,6 +22,13 @@ public interface RefreshListener {
     }
 
     /**
+     * A path's first token was already on disk, so nothing was written: a token adopted at start. Not a write; told
+     * so that a listener following each file's token knows the one in place.
+     */
+    default void unchanged(TokenDirectory dir, Projection projection, IssuedToken token) {
+    }
+
+    /**
      * A token could not be fetched or refreshed; it will be retried.
      *
      * @param dirs the directories that need this token
@@ -43,6 +50,11 @@ public interface RefreshListener {
             @Override
             public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
                 each.forEach(l -> l.written(dir, projection, token, rotation));
+            }
+
+            @Override
+            public void unchanged(TokenDirectory dir, Projection projection, IssuedToken token) {
+                each.forEach(l -> l.unchanged(dir, projection, token));
             }
 
             @Override

@@ -142,6 +142,19 @@ public final class RefreshScheduler implements AutoCloseable {
                 .min(Instant::compareTo);
     }
 
+    /** Each registered directory's files, with their tokens' times, next attempts and last errors; never a token. */
+    public synchronized List<FileStatus.Directory> status() {
+        List<FileStatus.Directory> all = new ArrayList<>(dirs.size());
+        for (DirectoryOutput output : dirs.values()) {
+            List<FileStatus> files = new ArrayList<>();
+            for (Projection p : output.dir().projections()) {
+                files.add(FileStatus.of(p, keys.get(p.key())));
+            }
+            all.add(new FileStatus.Directory(output.dir(), files));
+        }
+        return all;
+    }
+
     /** True when every registered directory has had every one of its files written at least once. */
     public synchronized boolean allWritten() {
         return dirs.values().stream().allMatch(DirectoryOutput::complete);
@@ -236,7 +249,7 @@ public final class RefreshScheduler implements AutoCloseable {
      */
     private synchronized void retryLater(KeyRefresh state, long generation, String why, Exception cause,
             Optional<Duration> retryAfter, boolean permanent) {
-        int failures = state.failed(generation);
+        int failures = state.failed(generation, why, clock.instant());
         if (failures == 0) {
             return; // stale: the key was rescheduled or released meanwhile
         }

@@ -1,8 +1,7 @@
 package io.satoken.agent.runtime;
 
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.csi.CsiServer;
 import io.satoken.agent.csi.CsiVolumes;
 import io.satoken.agent.csi.PodReader;
@@ -10,18 +9,21 @@ import io.satoken.agent.csi.TmpfsMounter;
 import io.satoken.agent.csi.VolumeStore;
 import io.satoken.agent.metrics.AgentMetrics;
 import io.satoken.agent.pods.KubeEventRecorder;
-import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.reads.ConsumerReads;
+import io.satoken.agent.reads.ReadMetrics;
+import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
+import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.statics.ConfigWatcher;
 import io.satoken.agent.statics.StaticTokens;
+import io.satoken.agent.status.StatusEndpoint;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.IssuerKeys;
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
@@ -29,6 +31,7 @@ import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSource;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.AtomicWriter;
 import io.satoken.common.health.HealthServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -80,6 +83,8 @@ public final class AgentRuntime implements AutoCloseable {
     private CsiServer csi;
     private StaticTokens statics;
     private ConfigWatcher configWatcher;
+    private final ConsumerReads reads;
+    private StatusEndpoint status;
 
     /**
      * @param source issues tokens (TokenRequest against the cluster)
@@ -91,9 +96,16 @@ public final class AgentRuntime implements AutoCloseable {
         this.settings = settings;
         this.apiClient = apiClient;
         this.cache = new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
+        AgentConfig.RereadCheck reread = settings.config().rereadCheck();
+        this.reads = reread.enabled()
+                ? ConsumerReads.on(reread.thresholdPercent(), timers, clock, this::notReread) : ConsumerReads.off();
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
-                clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck()));
+                clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck(), reads.listener()),
+                dir -> new AtomicWriter(dir, clock, reads.observer()));
         metrics.watch(cache, scheduler);
+        if (reads.tracker() != null) {
+            ReadMetrics.register(metrics.registry(), reads.tracker());
+        }
         List<HealthServer.Check> readiness = new ArrayList<>();
         if (settings.config().mode().csi()) {
             // registered now, so every CSI series is on /metrics (at 0) from the first scrape
@@ -115,6 +127,7 @@ public final class AgentRuntime implements AutoCloseable {
         health.start();
         log.info("serving /healthz, /readyz and /metrics on {}", health.address());
         AgentConfig config = settings.config();
+        reads.start();
         adoption = new TokenAdoption(cache, settings.defaultAudiences(), issuerKeys());
         if (config.mode().csi()) {
             KubeEventRecorder events = new KubeEventRecorder(apiClient, settings.nodeName(), clock, metrics);
@@ -122,7 +135,7 @@ public final class AgentRuntime implements AutoCloseable {
             Path pluginDir = CsiServer.socketPath(config.kubeletDir()).getParent();
             VolumeStore store = new VolumeStore(pluginDir.resolve("volumes"));
             store.create();
-            volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), podReader(apiClient), scheduler,
+            volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), PodReader.api(apiClient), scheduler,
                     adoption, events);
             int resumed = volumes.resume();
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
@@ -137,6 +150,32 @@ public final class AgentRuntime implements AutoCloseable {
                     ConfigWatcher.DEFAULT_PERIOD, next -> statics.apply(next.staticDirectories()), metrics);
             configWatcher.start();
             log.info("static mode: {} projection(s) from {}", config.projections().size(), settings.configFile());
+        }
+        config.statusSocket().ifPresent(this::startStatus);
+    }
+
+    /** The status endpoint is for people; when it cannot start, tokens are written all the same. */
+    private void startStatus(Path socket) {
+        StatusEndpoint endpoint = new StatusEndpoint(socket, settings.nodeName(), scheduler, dir -> {
+            CsiVolumes v = volumes;
+            return v == null ? Optional.empty() : v.podOf(dir);
+        }, reads.watching() ? reads.tracker() : null, settings.config().rereadCheck(), clock);
+        try {
+            endpoint.start();
+            status = endpoint;
+            log.info("serving the status endpoint (explain) on {}", socket);
+        } catch (IOException e) {
+            log.warn("not serving the status endpoint: {}", e.getMessage());
+        }
+    }
+
+    /** A consumer that did not read its rotated token: one log line, and an Event when it is a pod's. */
+    private void notReread(ReadTracker.Finding finding) {
+        log.warn("{} was not opened since its token rotated at {}; its reader still holds a token that expires at {}",
+                finding.dir().dir().resolve(finding.projection().path()), finding.rotatedAt(), finding.heldExpiresAt());
+        CsiVolumes v = volumes;
+        if (v != null) {
+            v.notReread(finding);
         }
     }
 
@@ -179,8 +218,12 @@ public final class AgentRuntime implements AutoCloseable {
         if (csi != null) {
             csi.close();
         }
+        if (status != null) {
+            status.close();
+        }
         scheduler.close();
         timers.close();
+        reads.close();
         for (AutoCloseable c : closeLast) {
             try {
                 c.close();
@@ -202,21 +245,6 @@ public final class AgentRuntime implements AutoCloseable {
             log.info("cannot read default audiences from {}: {}", serviceAccountToken, e.getMessage());
         }
         return Optional.empty();
-    }
-
-    /** Reads a pod with the agent's client: one GET per publish, for its securityContext and uid. */
-    private static PodReader podReader(ApiClient client) {
-        CoreV1Api api = new CoreV1Api(client);
-        return (namespace, name) -> {
-            try {
-                return api.readNamespacedPod(name, namespace).execute();
-            } catch (ApiException e) {
-                if (e.getCode() == 404) {
-                    return null;
-                }
-                throw new IOException(e.getCode() == 0 ? String.valueOf(e.getCause()) : "HTTP " + e.getCode(), e);
-            }
-        };
     }
 
     /** The scheduler is built before the volumes that use it; this hands its reports on once they exist. */

@@ -1,20 +1,18 @@
 package io.satoken.agent.write;
 
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
-import static java.nio.file.StandardCopyOption.ATOMIC_MOVE;
-import static java.nio.file.StandardCopyOption.REPLACE_EXISTING;
 
 import io.satoken.common.paths.PayloadPathException;
 import java.io.IOException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -47,6 +45,7 @@ public final class AtomicWriter implements DirectoryWriter {
     private final InstantSource clock;
     private final boolean unixView;
     private final DataLinks links;
+    private final VersionObserver observer;
 
     /** The dir this writer last published and the paths it put there, children before parents. */
     private String publishedName;
@@ -60,6 +59,12 @@ public final class AtomicWriter implements DirectoryWriter {
 
     /** No I/O here: a missing target dir is reported by the first {@link #write} (AW-16). */
     public AtomicWriter(Path targetDir, InstantSource clock) {
+        this(targetDir, clock, VersionObserver.NONE);
+    }
+
+    /** @param observer told which version is current, and when the writer reads one itself */
+    public AtomicWriter(Path targetDir, InstantSource clock, VersionObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
         this.targetDir = Objects.requireNonNull(targetDir, "targetDir");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.unixView = targetDir.getFileSystem().supportedFileAttributeViews().contains("unix");
@@ -112,11 +117,15 @@ public final class AtomicWriter implements DirectoryWriter {
         String oldDirName = publishedDirName();
 
         // 3. and 4. AW-9, AW-10
+        if (oldDirName != null) {
+            observer.comparing(targetDir, targetDir.resolve(oldDirName));
+        }
         VersionDiff diff = oldDirName == null ? null
                 : VersionDiff.compute(targetDir.resolve(oldDirName),
                         oldDirName.equals(publishedName) ? publishedPaths : null, files, unixView);
         if (diff != null && !diff.changed() && !diff.hasPathsToRemove()
                 && accessHeld(access, targetDir.resolve(oldDirName))) {
+            observer.current(targetDir, targetDir.resolve(oldDirName), files.files().keySet());
             links.createMissing(files); // 10. only
             if (!oldDirName.equals(publishedName)) {
                 // the old dir holds exactly this payload: the next write need not list it again
@@ -141,25 +150,14 @@ public final class AtomicWriter implements DirectoryWriter {
             if (ownedByWriter(newDir)) {
                 access.applyTo(targetDir);
             }
-            // 8.
-            Path tmp = targetDir.resolve(DATA_TMP);
-            Path link = targetDir.getFileSystem().getPath(newDirName);
-            try {
-                Files.createSymbolicLink(tmp, link);
-            } catch (FileAlreadyExistsException stale) {
-                Files.delete(tmp);
-                Files.createSymbolicLink(tmp, link);
-            }
-            // 9. AW-12
-            try {
-                Files.move(tmp, targetDir.resolve(DATA_DIR), ATOMIC_MOVE, REPLACE_EXISTING);
-            } catch (IOException e) {
-                deleteQuietly(tmp, e);
-                throw e;
-            }
+            observer.current(targetDir, newDir, files.files().keySet());
+            links.switchData(newDirName); // 8. and 9. AW-12
         } catch (IOException | RuntimeException e) {
             sweepPending = true;
             deleteQuietly(newDir, e);
+            if (oldDirName != null) { // still the current version
+                observer.current(targetDir, targetDir.resolve(oldDirName), publishedPaths(oldDirName, files));
+            }
             throw e;
         }
         publishedName = newDirName;
@@ -261,6 +259,11 @@ public final class AtomicWriter implements DirectoryWriter {
         // Only a dir this writer made is walked and later deleted. A ..data pointing elsewhere is
         // replaced by the next swap, but its target is left alone.
         return TIMESTAMPED_DIR.matcher(name).matches() ? name : null;
+    }
+
+    /** The files of the version this writer published, else (not known without a walk) those of the payload. */
+    private Collection<String> publishedPaths(String dirName, CleanPayload payload) {
+        return dirName.equals(publishedName) ? publishedPaths : payload.files().keySet();
     }
 
     /** Whether the old dir, and the target dir when it is the writer's, already have the payload's access. */

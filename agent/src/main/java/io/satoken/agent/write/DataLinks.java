@@ -1,6 +1,8 @@
 package io.satoken.agent.write;
 
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
+import static java.nio.file.StandardCopyOption.ATOMIC_MOVE;
+import static java.nio.file.StandardCopyOption.REPLACE_EXISTING;
 
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
@@ -16,6 +18,31 @@ final class DataLinks {
 
     DataLinks(Path targetDir) {
         this.targetDir = targetDir;
+    }
+
+    /**
+     * Steps 8 and 9: {@code ..data_tmp -> versionDir} (a stale one, left by a crash, is replaced), then renamed over
+     * {@code ..data}, the atomic publish (AW-12). On failure {@code ..data_tmp} is removed.
+     */
+    void switchData(String versionDir) throws IOException {
+        Path tmp = targetDir.resolve(AtomicWriter.DATA_TMP);
+        Path link = targetDir.getFileSystem().getPath(versionDir);
+        try {
+            Files.createSymbolicLink(tmp, link);
+        } catch (FileAlreadyExistsException stale) {
+            Files.delete(tmp);
+            Files.createSymbolicLink(tmp, link);
+        }
+        try {
+            Files.move(tmp, targetDir.resolve(AtomicWriter.DATA_DIR), ATOMIC_MOVE, REPLACE_EXISTING);
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException | RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
     }
 
     /** Step 10: links each top-level name of the payload that is missing; an existing name is left alone (AW-4). */

@@ -96,6 +96,26 @@ class AgentConfigParserTest {
     }
 
     @Test
+    void statusSocketAndRereadCheck_defaults_socketBesideTheCsiSocket_noneInStaticMode_checkOnAt90()
+            throws InvalidConfigException {
+        AgentConfig csi = AgentConfigParser.parse("mode: csi\nkubeletDir: /srv/kubelet\n");
+        AgentConfig statics = AgentConfigParser.parse(bare("namespace: ns\nserviceAccount: sa\ndir: /run/t"));
+
+        assertThat(csi.statusSocket()).contains(Path.of("/srv/kubelet/plugins/tokens.satoken.io/status.sock"));
+        assertThat(statics.statusSocket()).isEmpty();
+        assertThat(csi.rereadCheck()).isEqualTo(new AgentConfig.RereadCheck(true, 90));
+    }
+
+    @Test
+    void statusSocketAndRereadCheck_given_areTaken() throws InvalidConfigException {
+        AgentConfig config = AgentConfigParser.parse("mode: csi\nstatusSocket: /run/satoken/s.sock\n"
+                + "rereadCheck: false\nrereadThresholdPercent: 75\n");
+
+        assertThat(config.statusSocket()).contains(Path.of("/run/satoken/s.sock"));
+        assertThat(config.rereadCheck()).isEqualTo(new AgentConfig.RereadCheck(false, 75));
+    }
+
+    @Test
     void parse_json_isYamlToo() throws InvalidConfigException {
         AgentConfig config = AgentConfigParser.parse("{\"mode\": \"both\", \"projections\": [{\"namespace\": \"ns\","
                 + " \"serviceAccount\": \"sa\", \"dir\": \"/run/t\", \"mode\": \"0640\", \"file\": \"./a//t\"}]}");
@@ -128,9 +148,19 @@ class AgentConfigParserTest {
                 new Rejected("duplicate key", "mode: static\nmode: csi\n",
                         "config: could not be parsed as YAML or JSON: found duplicate key mode (line 2, column 1)"),
                 new Rejected("unknown top-level key", "mode: csi\nkubeletdir: /x\n",
-                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds)"),
+                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent)"),
                 // mode
                 new Rejected("mode missing", "kubeletDir: /x\n", "mode: Required value"),
+                new Rejected("relative status socket", "mode: csi\nstatusSocket: run/s.sock\n",
+                        "statusSocket: must be an absolute path, got \"run/s.sock\""),
+                new Rejected("rereadCheck not a boolean", "mode: csi\nrereadCheck: yes please\n",
+                        "rereadCheck: must be true or false, got \"yes please\""),
+                new Rejected("reread threshold too low", "mode: csi\nrereadThresholdPercent: 10\n",
+                        "rereadThresholdPercent: must be between 50 and 99 (percent of the old token's lifetime),"
+                                + " got 10"),
+                new Rejected("reread threshold of 100", "mode: csi\nrereadThresholdPercent: 100\n",
+                        "rereadThresholdPercent: must be between 50 and 99 (percent of the old token's lifetime),"
+                                + " got 100"),
                 new Rejected("mode unknown", "mode: daemonset\n",
                         "mode: must be one of \"csi\", \"static\", \"both\", got \"daemonset\""),
                 new Rejected("mode is case-sensitive", "mode: Static\n",
@@ -265,7 +295,7 @@ class AgentConfigParserTest {
                 new Rejected("gid a string", entry("gid: nobody"), p0 + "gid: must be an integer, got \"nobody\""),
                 // all at once
                 new Rejected("several errors", "mode: static\nextra: 1\nprojections:\n  - {namespace: NS, dir: rel}\n",
-                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds); "
+                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent); "
                                 + p0 + "namespace: " + label + ", got \"NS\"; "
                                 + p0 + "serviceAccount: Required value; "
                                 + p0 + "dir: must be an absolute path, got \"rel\""));

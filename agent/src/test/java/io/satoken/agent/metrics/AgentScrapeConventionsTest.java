@@ -51,7 +51,10 @@ class AgentScrapeConventionsTest {
             new Case("satoken_token_clock_skew_seconds", "gauge", null, List.of()),
             new Case("satoken_token_clock_skew_total", "counter", null, List.of()),
             new Case("satoken_events_total", "counter", "result", List.of("created", "failed")),
-            new Case("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")));
+            new Case("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")),
+            new Case("satoken_token_not_reread_total", "counter", null, List.of()),
+            new Case("satoken_token_files_not_reread", "gauge", null, List.of()),
+            new Case("satoken_read_watched_directories", "gauge", null, List.of()));
 
     private static AgentRuntime agent;
     private static PrometheusText scrape;

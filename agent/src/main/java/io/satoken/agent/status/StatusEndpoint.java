@@ -1,0 +1,104 @@
+package io.satoken.agent.status;
+
+import io.satoken.agent.config.AgentConfig;
+import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.reads.ReadTracker;
+import io.satoken.agent.refresh.FileStatus;
+import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.common.health.UnixSocketServer;
+import io.satoken.common.health.UnixSocketServer.Answer;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * The agent's local status endpoint: HTTP on a Unix socket only (mode 0600, so only the agent's user and root can
+ * ask), answering {@code GET /v1/directories} with every directory the agent keeps and {@code GET
+ * /v1/pods/NAMESPACE/NAME} with one pod's, in {@link StatusReport}'s JSON. It shows no token. {@code
+ * satoken-agent explain} is its client.
+ */
+public final class StatusEndpoint implements AutoCloseable {
+
+    /** The paths it answers. */
+    public static final String DIRECTORIES = "/v1/directories";
+    public static final String PODS = "/v1/pods/";
+
+    private final String node;
+    private final RefreshScheduler scheduler;
+    private final Function<TokenDirectory, Optional<PodIdentity>> podOf;
+    private final ReadTracker tracker;
+    private final AgentConfig.RereadCheck reread;
+    private final InstantSource clock;
+    private final UnixSocketServer server;
+
+    /**
+     * @param podOf the pod whose volume a directory is, if it is one
+     * @param tracker the read tracker, or null when reads are not watched
+     */
+    public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler,
+            Function<TokenDirectory, Optional<PodIdentity>> podOf, ReadTracker tracker,
+            AgentConfig.RereadCheck reread, InstantSource clock) {
+        this.node = node;
+        this.scheduler = scheduler;
+        this.podOf = podOf;
+        this.tracker = tracker;
+        this.reread = reread;
+        this.clock = clock;
+        this.server = new UnixSocketServer(socket, this::answer, "satoken-status");
+    }
+
+    public void start() throws IOException {
+        server.start();
+    }
+
+    public Path socket() {
+        return server.socket();
+    }
+
+    Answer answer(String path) {
+        if (path.equals(DIRECTORIES)) {
+            return Answer.json(report(entries(dir -> true)));
+        }
+        if (path.startsWith(PODS)) {
+            String[] parts = path.substring(PODS.length()).split("/", -1);
+            if (parts.length != 2 || parts[0].isEmpty() || parts[1].isEmpty()) {
+                return Answer.text(404, "want " + PODS + "NAMESPACE/NAME, got " + path + "\n");
+            }
+            List<StatusReport.Entry> pods = entries(pod -> pod.isPresent()
+                    && pod.get().namespace().equals(parts[0]) && pod.get().name().equals(parts[1]));
+            if (pods.isEmpty()) {
+                return Answer.text(404, "pod " + parts[0] + "/" + parts[1] + " has no satoken volume on node " + node
+                        + "\n");
+            }
+            return Answer.json(report(pods));
+        }
+        return Answer.text(404, "no such path: " + path + " (try " + DIRECTORIES + " or " + PODS
+                + "NAMESPACE/NAME)\n");
+    }
+
+    private List<StatusReport.Entry> entries(Predicate<Optional<PodIdentity>> wanted) {
+        List<StatusReport.Entry> entries = new ArrayList<>();
+        for (FileStatus.Directory directory : scheduler.status()) {
+            Optional<PodIdentity> pod = podOf.apply(directory.dir());
+            if (wanted.test(pod)) {
+                entries.add(new StatusReport.Entry(directory, pod));
+            }
+        }
+        return entries;
+    }
+
+    private String report(List<StatusReport.Entry> entries) {
+        return StatusReport.json(node, clock.instant(), reread.enabled(), reread.thresholdPercent(), entries, tracker);
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}

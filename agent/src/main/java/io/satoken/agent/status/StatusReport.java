@@ -1,0 +1,132 @@
+package io.satoken.agent.status;
+
+import com.google.gson.stream.JsonWriter;
+import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.Projection;
+import io.satoken.agent.reads.ReadTracker;
+import io.satoken.agent.refresh.FileStatus;
+import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.TokenKey;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The status endpoint's answer, as JSON: the directories the agent keeps, each file's token by its times and never
+ * by its value, its next refresh, its last error and the reads seen of it. {@link StatusView} reads it back.
+ *
+ * <pre>
+ * {"node": "...", "time": "...", "rereadCheck": {"enabled": true, "thresholdPercent": 90},
+ *  "directories": [{"name": "csi:csi-...", "dir": "/var/lib/kubelet/pods/.../mount",
+ *    "pod": {"namespace": "...", "name": "...", "uid": "..."},     (absent for a static projection's directory)
+ *    "files": [{"path": "token", "serviceAccount": "ns/sa", "audiences": ["vault"], "expirationSeconds": 600,
+ *      "boundObject": {"kind": "Pod", "name": "...", "uid": "..."}, "state": "ready",
+ *      "issuedAt": "...", "expiresAt": "...", "nextRefresh": "...", "lastError": "...", "lastErrorAt": "...",
+ *      "lastRead": "...", "readCurrentToken": true, "rotatedAt": "...", "notRereadSince": "..."}]}]}
+ * </pre>
+ * Absent times are null; {@code audiences} is null when the API server's own are used.
+ */
+public final class StatusReport {
+
+    /** One directory to report, with its pod when it is a published volume. */
+    public record Entry(FileStatus.Directory directory, Optional<PodIdentity> pod) {
+    }
+
+    private StatusReport() {
+    }
+
+    /**
+     * @param tracker the read tracker, or null when reads are not watched
+     */
+    public static String json(String node, Instant now, boolean rereadEnabled, int thresholdPercent,
+            List<Entry> entries, ReadTracker tracker) {
+        StringWriter text = new StringWriter();
+        try (JsonWriter out = new JsonWriter(text)) {
+            out.beginObject();
+            out.name("node").value(node);
+            out.name("time").value(now.toString());
+            out.name("rereadCheck").beginObject().name("enabled").value(rereadEnabled && tracker != null)
+                    .name("thresholdPercent").value(thresholdPercent).endObject();
+            out.name("directories").beginArray();
+            for (Entry entry : entries) {
+                directory(out, entry, tracker);
+            }
+            out.endArray();
+            out.endObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
+        }
+        return text.toString();
+    }
+
+    private static void directory(JsonWriter out, Entry entry, ReadTracker tracker) throws IOException {
+        FileStatus.Directory directory = entry.directory();
+        out.beginObject();
+        out.name("name").value(directory.dir().name());
+        out.name("dir").value(directory.dir().dir().toString());
+        if (entry.pod().isPresent()) {
+            PodIdentity pod = entry.pod().get();
+            out.name("pod").beginObject().name("namespace").value(pod.namespace()).name("name").value(pod.name())
+                    .name("uid").value(pod.uid()).name("serviceAccount").value(pod.serviceAccount()).endObject();
+        }
+        out.name("files").beginArray();
+        for (FileStatus file : directory.files()) {
+            Optional<ReadTracker.Reads> reads = tracker == null ? Optional.empty()
+                    : tracker.reads(directory.dir().dir(), file.projection().path());
+            file(out, file, reads);
+        }
+        out.endArray();
+        out.endObject();
+    }
+
+    private static void file(JsonWriter out, FileStatus file, Optional<ReadTracker.Reads> reads) throws IOException {
+        Projection projection = file.projection();
+        TokenKey key = projection.key();
+        out.beginObject();
+        out.name("path").value(projection.path());
+        out.name("serviceAccount").value(key.namespace() + "/" + key.serviceAccount());
+        out.name("audiences");
+        if (key.audiences() == null) {
+            out.nullValue();
+        } else {
+            out.beginArray();
+            for (String audience : key.audiences()) {
+                out.value(audience);
+            }
+            out.endArray();
+        }
+        out.name("expirationSeconds").value(key.expirationSeconds());
+        BoundObjectRef bound = key.boundObject();
+        if (!bound.isNone()) {
+            out.name("boundObject").beginObject().name("kind").value(bound.kind()).name("name").value(bound.name())
+                    .name("uid").value(bound.uid()).endObject();
+        }
+        out.name("state").value(file.state().name().toLowerCase(Locale.ROOT));
+        time(out, "issuedAt", file.issuedAt());
+        time(out, "expiresAt", file.expiresAt());
+        time(out, "nextRefresh", file.nextAttempt());
+        out.name("lastError").value(file.lastError());
+        time(out, "lastErrorAt", file.lastErrorAt());
+        if (reads.isPresent()) {
+            ReadTracker.Reads seen = reads.get();
+            time(out, "lastRead", seen.lastRead());
+            out.name("readCurrentToken").value(seen.readCurrent());
+            time(out, "rotatedAt", seen.rotatedAt());
+            time(out, "notRereadSince", seen.notRereadSince());
+        }
+        out.endObject();
+    }
+
+    private static void time(JsonWriter out, String name, Instant at) throws IOException {
+        out.name(name);
+        if (at == null) {
+            out.nullValue();
+        } else {
+            out.value(at.toString());
+        }
+    }
+}

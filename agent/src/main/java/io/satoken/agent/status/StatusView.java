@@ -1,0 +1,170 @@
+package io.satoken.agent.status;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Reads a {@link StatusReport} back: keeps the directories a target names, and prints them for a person. The JSON
+ * holds no token, so neither does anything made from it.
+ */
+public final class StatusView {
+
+    private final JsonObject report;
+
+    private StatusView(JsonObject report) {
+        this.report = report;
+    }
+
+    /** @throws IllegalArgumentException when the text is not a status report */
+    public static StatusView parse(String json) {
+        JsonElement parsed;
+        try {
+            parsed = JsonParser.parseString(json);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("the status endpoint's answer is not JSON: " + e.getMessage(), e);
+        }
+        if (!parsed.isJsonObject() || !parsed.getAsJsonObject().has("directories")) {
+            throw new IllegalArgumentException("the status endpoint's answer has no \"directories\"");
+        }
+        return new StatusView(parsed.getAsJsonObject());
+    }
+
+    /**
+     * Only the directories of a static projection at {@code path}: the directory itself, or one of its files.
+     */
+    public StatusView staticAt(Path path) {
+        JsonArray kept = new JsonArray();
+        for (JsonElement element : report.getAsJsonArray("directories")) {
+            JsonObject dir = element.getAsJsonObject();
+            if (dir.has("pod")) {
+                continue;
+            }
+            Path at = Path.of(dir.get("dir").getAsString());
+            boolean matches = at.equals(path);
+            for (JsonElement file : dir.getAsJsonArray("files")) {
+                matches |= at.resolve(file.getAsJsonObject().get("path").getAsString()).equals(path);
+            }
+            if (matches) {
+                kept.add(dir);
+            }
+        }
+        JsonObject copy = report.deepCopy();
+        copy.add("directories", kept);
+        return new StatusView(copy);
+    }
+
+    public boolean isEmpty() {
+        return report.getAsJsonArray("directories").isEmpty();
+    }
+
+    public String json() {
+        return report.toString();
+    }
+
+    /** The report for a person: one block per directory, one per file, times with how far they are from now. */
+    public String text() {
+        Instant now = Instant.parse(report.get("time").getAsString());
+        JsonObject reread = report.getAsJsonObject("rereadCheck");
+        boolean watching = reread.get("enabled").getAsBoolean();
+        StringBuilder out = new StringBuilder();
+        for (JsonElement element : report.getAsJsonArray("directories")) {
+            JsonObject dir = element.getAsJsonObject();
+            if (dir.has("pod")) {
+                JsonObject pod = dir.getAsJsonObject("pod");
+                out.append("Pod ").append(string(pod, "namespace")).append('/').append(string(pod, "name"))
+                        .append(" (uid ").append(string(pod, "uid")).append("), node ")
+                        .append(string(report, "node")).append('\n');
+            } else {
+                out.append("Static projection, node ").append(string(report, "node")).append('\n');
+            }
+            out.append("  directory ").append(string(dir, "dir")).append('\n');
+            for (JsonElement f : dir.getAsJsonArray("files")) {
+                file(out, f.getAsJsonObject(), now, watching, reread.get("thresholdPercent").getAsInt());
+            }
+        }
+        return out.toString();
+    }
+
+    private static void file(StringBuilder out, JsonObject file, Instant now, boolean watching, int threshold) {
+        out.append("  ").append(string(file, "path")).append('\n');
+        line(out, "ServiceAccount", string(file, "serviceAccount"));
+        List<String> audiences = new ArrayList<>();
+        if (file.get("audiences").isJsonArray()) {
+            file.getAsJsonArray("audiences").forEach(a -> audiences.add(a.getAsString()));
+        }
+        line(out, "audiences", file.get("audiences").isJsonNull() ? "the API server's own" : String.join(", ", audiences));
+        long seconds = file.get("expirationSeconds").getAsLong();
+        line(out, "lifetime asked", seconds == 0 ? "the API server's default" : seconds + " s");
+        if (file.has("boundObject")) {
+            JsonObject bound = file.getAsJsonObject("boundObject");
+            line(out, "bound to", string(bound, "kind") + " " + string(bound, "name") + " (uid " + string(bound, "uid")
+                    + ")");
+        } else {
+            line(out, "bound to", "nothing (only its expiry ends it)");
+        }
+        line(out, "state", string(file, "state"));
+        line(out, "issued at", when(file, "issuedAt", now, "no token yet"));
+        line(out, "expires at", when(file, "expiresAt", now, "no token yet"));
+        line(out, "next refresh", when(file, "nextRefresh", now, "being refreshed now"));
+        String error = string(file, "lastError");
+        line(out, "last error", error == null ? "none" : error + " (" + when(file, "lastErrorAt", now, "?") + ")");
+        line(out, "last read", reads(file, now, watching, threshold));
+    }
+
+    private static String reads(JsonObject file, Instant now, boolean watching, int threshold) {
+        if (!watching) {
+            return "not watched (rereadCheck is off, or inotify is not available)";
+        }
+        if (!file.has("lastRead") || file.get("lastRead").isJsonNull()) {
+            String rotated = string(file, "rotatedAt");
+            return rotated == null ? "none seen since the agent started"
+                    : "none seen of the token written at " + rotated;
+        }
+        String read = when(file, "lastRead", now, "?");
+        if (file.get("readCurrentToken").getAsBoolean()) {
+            return read + ", of the token now in the file";
+        }
+        String text = read + ", before the rotation at " + string(file, "rotatedAt") + "; the new token was not opened";
+        String reported = string(file, "notRereadSince");
+        return reported == null ? text + " (reported if not opened by " + threshold + " % of the old token's lifetime)"
+                : text + " (reported TokenNotReread at " + reported + ")";
+    }
+
+    private static void line(StringBuilder out, String label, String value) {
+        out.append(String.format(Locale.ROOT, "    %-15s %s%n", label + ":", value));
+    }
+
+    private static String when(JsonObject object, String name, Instant now, String absent) {
+        String at = string(object, name);
+        if (at == null) {
+            return absent;
+        }
+        Duration d = Duration.between(now, Instant.parse(at));
+        String far = d.isNegative() ? ago(d.negated()) + " ago" : "in " + ago(d);
+        return at + " (" + far + ")";
+    }
+
+    private static String ago(Duration d) {
+        long s = d.getSeconds();
+        if (s < 60) {
+            return s + "s";
+        }
+        if (s < 3600) {
+            return (s / 60) + "m" + (s % 60) + "s";
+        }
+        return (s / 3600) + "h" + (s % 3600 / 60) + "m";
+    }
+
+    private static String string(JsonObject object, String name) {
+        JsonElement e = object.get(name);
+        return e == null || e.isJsonNull() ? null : e.getAsString();
+    }
+}
