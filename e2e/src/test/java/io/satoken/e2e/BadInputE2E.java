@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
 import java.io.IOException;

@@ -26,6 +26,7 @@ import io.satoken.agent.csi.wire.NodeUnpublishVolumeRequest;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.RegistrationStatus;
 import io.satoken.agent.csi.wire.VolumeCapability;
+import io.satoken.common.testing.MountTable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -283,7 +284,14 @@ final class KubeletCsiClient implements AutoCloseable {
         }
         retries.shutdownNow();
         loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        MountTable.unmountAll(kubeletDir);
+        try {
+            List<MountTable.Mount> left = MountTable.unmountAll(kubeletDir).left();
+            if (!left.isEmpty()) {
+                System.err.println("*** e2e: still mounted under " + kubeletDir + " after unmounting: " + left + " ***");
+            }
+        } catch (IOException e) {
+            System.err.println("*** e2e: could not unmount under " + kubeletDir + ": " + e + " ***");
+        }
     }
 
     /** What a CSIDriver with podInfoOnMount: true has the kubelet add to an inline volume's attributes. */

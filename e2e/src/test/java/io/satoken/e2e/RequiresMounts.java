@@ -1,5 +1,6 @@
 package io.satoken.e2e;
 
+import io.satoken.common.testing.MountTable;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Inherited;

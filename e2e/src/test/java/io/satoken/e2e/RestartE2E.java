@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -34,6 +34,7 @@ import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.openapi.models.V1VolumeMount;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
 import java.io.IOException;

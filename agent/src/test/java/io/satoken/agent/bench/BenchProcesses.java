@@ -5,10 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -45,7 +42,7 @@ final class BenchProcesses {
         for (int i = 0; i < 100; i++) {
             String cmd;
             try {
-                cmd = cmdline(pid);
+                cmd = ProcStats.cmdline(pid);
             } catch (NoSuchFileException gone) {
                 launched.waitFor(5, TimeUnit.SECONDS);
                 throw new IllegalStateException("the agent exited at once"
@@ -56,53 +53,25 @@ final class BenchProcesses {
             }
             for (Path task : list(Path.of("/proc/" + pid + "/task"))) {
                 for (String child : Files.readString(task.resolve("children")).trim().split("\\s+")) {
-                    if (!child.isEmpty() && cmdline(Long.parseLong(child)).contains("java")) {
+                    if (!child.isEmpty() && ProcStats.cmdline(Long.parseLong(child)).contains("java")) {
                         return Long.parseLong(child);
                     }
                 }
             }
             Thread.sleep(50);
         }
-        throw new IllegalStateException("no java process under pid " + pid + ": " + cmdline(pid));
-    }
-
-    /** The one process whose command line holds {@code arg}, e.g. the API server by its port. */
-    static long pidWith(String arg) throws IOException {
-        List<Long> found = new ArrayList<>();
-        for (Path p : list(Path.of("/proc"))) {
-            String name = p.getFileName().toString();
-            if (name.chars().allMatch(Character::isDigit)) {
-                try {
-                    if (Arrays.asList(Files.readString(p.resolve("cmdline")).split("\0")).contains(arg)) {
-                        found.add(Long.parseLong(name));
-                    }
-                } catch (IOException gone) {
-                    // exited meanwhile
-                }
-            }
-        }
-        if (found.size() != 1) {
-            throw new IllegalStateException("expected one process with " + arg + ", found " + found);
-        }
-        return found.get(0);
-    }
-
-    static String cmdline(long pid) throws IOException {
-        return Files.readString(Path.of("/proc/" + pid + "/cmdline")).replace('\0', ' ');
+        throw new IllegalStateException("no java process under pid " + pid + ": " + ProcStats.cmdline(pid));
     }
 
     /** VmRSS's parts: anonymous memory, mapped files (the jar, the CDS archive, libjvm) and shmem. */
     static String rssSplit(long pid) throws IOException {
-        return String.format(Locale.ROOT, "RssAnon %.1f MiB, RssFile %.1f MiB, RssShmem %.1f MiB",
-                ProcStats.statusKiB(pid, "RssAnon") / 1024.0, ProcStats.statusKiB(pid, "RssFile") / 1024.0,
-                ProcStats.statusKiB(pid, "RssShmem") / 1024.0);
+        return ProcStats.statusMiB(pid, "RssAnon", "RssFile", "RssShmem");
     }
 
-    /** The machine's load averages (1, 5, 15 min), as /proc/loadavg gives them. */
+    /** The machine's load averages (1, 5, 15 min), or "unknown (why)". */
     static String loadAverage() {
         try {
-            String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
-            return f[0] + " " + f[1] + " " + f[2];
+            return ProcStats.loadAverage();
         } catch (IOException e) {
             return "unknown (" + e.getMessage() + ")";
         }

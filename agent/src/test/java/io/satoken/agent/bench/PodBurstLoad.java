@@ -14,8 +14,10 @@ import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.openapi.models.V1VolumeMount;
 import io.satoken.agent.bench.BenchProcesses.Cpu;
 import io.satoken.agent.runtime.AgentRbac;
+import io.satoken.common.testing.ContainerJvm;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.LoadOptions;
+import io.satoken.common.testing.NativeMemory;
 import io.satoken.common.testing.ProcStats;
 import java.io.File;
 import java.io.IOException;
@@ -74,7 +76,7 @@ import okhttp3.Response;
  *
  * Options: {@code --pods N} (1000), {@code --qps Q} (20), {@code --burst B} (40), {@code --threads T}
  * pod-creating threads (4), {@code --idle SECONDS} (60), {@code --java-opts "..."} the agent's JAVA_OPTS
- * (default: the DaemonSet's environment, read from {@code deploy/30-daemonset.yaml} by {@link DaemonSetJvm},
+ * (default: the DaemonSet's environment, read from {@code deploy/30-daemonset.yaml} by {@link ContainerJvm},
  * with MaxRAM standing in for its memory limit, so heap sizes, initial and maximum, are what they are in the
  * container; --java-opts replaces only JAVA_OPTS), {@code --agent-jar PATH}
  * (target/satoken-agent.jar; copied into the temp dir first, so a rebuild during the run changes nothing),
@@ -107,7 +109,7 @@ public final class PodBurstLoad {
     private final int burst;
     private final int threads;
     private final int idleSeconds;
-    private final DaemonSetJvm jvm;
+    private final ContainerJvm jvm;
     private final Path agentJar;
     /** The agent's java, e.g. the image's runtime (its rootfs under agent/target/image-root); null: the PATH's. */
     private final String java;
@@ -121,7 +123,7 @@ public final class PodBurstLoad {
         this.threads = Integer.parseInt(opts.getOrDefault("threads", "4"));
         this.idleSeconds = Integer.parseInt(opts.getOrDefault("idle", "60"));
         try {
-            DaemonSetJvm daemonSet = DaemonSetJvm.read(Path.of("deploy/30-daemonset.yaml"));
+            ContainerJvm daemonSet = ContainerJvm.read(Path.of("deploy/30-daemonset.yaml"), "agent");
             this.jvm = opts.containsKey("java-opts") ? daemonSet.withJavaOpts(opts.get("java-opts")) : daemonSet;
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("cannot read deploy/30-daemonset.yaml", e);
@@ -199,9 +201,9 @@ public final class PodBurstLoad {
                     secs(ready - spawned), atReady.seconds(), ProcStats.statusKiB(pid, "VmRSS"));
 
             // --- the burst ---
-            long apiPid = BenchProcesses.pidWith("--secure-port=" + URI.create(server.url()).getPort());
-            String etcdUrl = BenchProcesses.cmdline(apiPid).replaceAll(".*--etcd-servers=(\\S+).*", "$1");
-            long etcdPid = BenchProcesses.pidWith("--listen-client-urls=" + etcdUrl);
+            long apiPid = ProcStats.pidWith("--secure-port=" + URI.create(server.url()).getPort());
+            String etcdUrl = ProcStats.cmdline(apiPid).replaceAll(".*--etcd-servers=(\\S+).*", "$1");
+            long etcdPid = ProcStats.pidWith("--listen-client-urls=" + etcdUrl);
             long self = ProcessHandle.current().pid();
             Cpu[] before = {cpu(apiPid), cpu(etcdPid), cpu(pid), cpu(self)};
             Map<String, Double> threadsBefore = ProcStats.threadCpuSeconds(pid);
@@ -268,8 +270,9 @@ public final class PodBurstLoad {
                     idle.requests() - after.requests());
             say("RSS split after the burst: %s; at the end of the idle period: %s", rssSplitAfter, rssSplitIdle);
             say("agent CPU s by thread, ready to end of burst (from the first create): %s",
-                    topThreads(threadsBefore, threadsAfterBurst));
-            say("agent CPU s by thread, idle period: %s", topThreads(threadsAfterBurst, threadsAfterIdle));
+                    ProcStats.busiestThreads(threadsBefore, threadsAfterBurst, 8));
+            say("agent CPU s by thread, idle period: %s",
+                    ProcStats.busiestThreads(threadsAfterBurst, threadsAfterIdle, 8));
             say("CPU s used from the first create call to the last pod's volume (%.1f s wall, %d cores): "
                             + "kube-apiserver %.1f, etcd %.1f, agent %.1f, this driver %.1f (incl. its JIT and GC)",
                     secs(allPublished - firstCall), Runtime.getRuntime().availableProcessors(),
@@ -479,28 +482,9 @@ public final class PodBurstLoad {
                 sampler.samples.size(), sampler.maxRate(), sampler.steadyRate(), sampler.maxExcess(qps), burst);
     }
 
-    /** The threads that used the most CPU between two readings, by name ({@code #} for digits), most first. */
-    private static String topThreads(Map<String, Double> before, Map<String, Double> after) {
-        return after.entrySet().stream()
-                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0.0)))
-                .filter(e -> e.getValue() >= 0.01)
-                .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
-                .limit(8)
-                .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue()))
-                .collect(Collectors.joining(", "));
-    }
-
     /** The committed sizes of {@code jcmd <pid> VM.native_memory summary}, one category a line. */
     private static String nativeMemory(long pid) throws IOException, InterruptedException {
-        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "VM.native_memory", "summary", "scale=MB")
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor(30, TimeUnit.SECONDS);
-        return Arrays.stream(out.split("\n"))
-                .filter(l -> l.contains("committed=") && (l.startsWith("Total") || l.strip().startsWith("-")))
-                .map(l -> "[bench]   " + l.strip())
-                .collect(Collectors.joining("\n"));
+        return NativeMemory.committed(pid).stream().map(l -> "[bench]   " + l).collect(Collectors.joining("\n"));
     }
 
     private static double pct(double[] sorted, int p) {

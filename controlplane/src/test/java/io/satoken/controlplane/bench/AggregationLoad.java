@@ -146,7 +146,7 @@ public final class AggregationLoad {
             say("%s: initial aggregation done %.1f s after start", side, secs(System.nanoTime() - spawned));
             double startCpu = awaitQuietCpu(pid);
             Map<String, Double> threadsBefore = ProcStats.threadCpuSeconds(pid);
-            long apiPid = pidWith("--secure-port=" + URI.create(server.url()).getPort());
+            long apiPid = ProcStats.pidWith("--secure-port=" + URI.create(server.url()).getPort());
 
             Map<String, Double> requestsBefore = clusterRoleRequests(server);
             double apiBefore = ProcStats.cpuSeconds(apiPid);
@@ -368,28 +368,6 @@ public final class AggregationLoad {
         }
         say("  (CPU of %d still moving after 60 s)", pid);
         return last;
-    }
-
-    private static long pidWith(String arg) throws IOException {
-        List<Long> found = new ArrayList<>();
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path p : procs.toList()) {
-                String name = p.getFileName().toString();
-                if (name.chars().allMatch(Character::isDigit)) {
-                    try {
-                        if (Arrays.asList(Files.readString(p.resolve("cmdline")).split("\0")).contains(arg)) {
-                            found.add(Long.parseLong(name));
-                        }
-                    } catch (IOException gone) {
-                        // exited meanwhile
-                    }
-                }
-            }
-        }
-        if (found.size() != 1) {
-            throw new IllegalStateException("expected one process with " + arg + ", found " + found);
-        }
-        return found.get(0);
     }
 
     // --- watching the aggregates ---

@@ -1,26 +1,21 @@
 package io.satoken.controlplane.bench;
 
-import static io.satoken.controlplane.bench.WebhookLoad.say;
-
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.V1Container;
-import io.kubernetes.client.openapi.models.V1Deployment;
-import io.kubernetes.client.openapi.models.V1EnvVar;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.kubernetes.client.util.Yaml;
+import io.satoken.common.testing.ContainerJvm;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.LoadOptions;
+import io.satoken.common.testing.NativeMemory;
 import io.satoken.common.testing.ProcStats;
 import io.satoken.controlplane.controller.Informers;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.tokens.TokensController;
 import java.io.IOException;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,7 +26,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -129,14 +123,12 @@ public final class ControlplaneIdle {
         boolean leaderElect = opts.containsKey("leader-elect");
         boolean nmt = opts.containsKey("nmt");
         boolean keep = opts.containsKey("keep");
-        String javaOpts = opts.getOrDefault("java-opts", deploymentJavaOpts(DEPLOYMENT))
+        ContainerJvm deployment = ContainerJvm.read(DEPLOYMENT, "controlplane");
+        String javaOpts = opts.getOrDefault("java-opts", deployment.javaOpts())
                 + (nmt ? " -XX:NativeMemoryTracking=summary" : "");
-        Path jar = Path.of("target", "satoken-controlplane.jar");
-        if (!Files.isRegularFile(jar)) {
-            throw new IllegalStateException(jar.toAbsolutePath() + " missing: run mvn -B -q -o -DskipTests install first");
-        }
+        Path jar = ControlplaneProcess.requireJar(ControlplaneProcess.JAR);
         say("machine: %d CPUs, %s, JDK %s; load average %s", Runtime.getRuntime().availableProcessors(),
-                WebhookLoad.cpuModel(), System.getProperty("java.version"), WebhookLoad.loadAverage());
+                ProcStats.cpuModel(), System.getProperty("java.version"), ProcStats.loadAverage());
         say("jar %s (%s); controllers %s%s%s; JVM options: %s", jar, Files.getLastModifiedTime(jar), selected,
                 autoCreate ? ", --legacy-token-auto-create" : "", leaderElect ? ", leader election" : "", javaOpts);
 
@@ -153,30 +145,27 @@ public final class ControlplaneIdle {
 
             Path kubeconfig = work.resolve("kubeconfig");
             server.writeKubeconfig(kubeconfig, server.adminToken());
-            int port = WebhookLoad.freePort();
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                    .toString()));
-            command.addAll(List.of(javaOpts.strip().split("\\s+")));
-            command.addAll(List.of("-jar", jar.toString(), "run", "--kubeconfig", kubeconfig.toString(),
-                    "--controllers=" + controllers,
-                    "--service-account-private-key-file", server.serviceAccountSigningKey().toString(),
-                    "--root-ca-file", server.servingCertificate().toString(),
-                    "--metrics-address", "127.0.0.1:" + port,
-                    leaderElect ? "--leader-elect-namespace=kube-system" : "--leader-elect=false"));
+            int port = ControlplaneProcess.freePort();
+            List<String> command = new ArrayList<>(ControlplaneProcess.command(javaOpts, List.of(), jar, kubeconfig,
+                    List.of("--controllers=" + controllers,
+                            "--service-account-private-key-file", server.serviceAccountSigningKey().toString(),
+                            "--root-ca-file", server.servingCertificate().toString(),
+                            "--metrics-address", "127.0.0.1:" + port,
+                            leaderElect ? "--leader-elect-namespace=kube-system" : "--leader-elect=false")));
             if (autoCreate) {
                 command.add("--legacy-token-auto-create");
             }
             Path log = work.resolve("controlplane.log");
             long started = System.nanoTime();
             ProcessBuilder launch = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-            launch.environment().putAll(deploymentEnvironment(DEPLOYMENT)); // e.g. MALLOC_ARENA_MAX
+            launch.environment().putAll(deployment.otherEnvironment()); // e.g. MALLOC_ARENA_MAX
             cp = launch.start();
             long pid = cp.pid();
             HttpClient http = HttpClient.newHttpClient();
-            WebhookLoad.awaitReady(http, port, cp);
+            ControlplaneProcess.awaitReady(http, port, cp);
             if (leaderElect) { // a follower is ready at once; the leader once its caches have synced
                 awaitLeading(http, port, cp);
-                WebhookLoad.awaitReady(http, port, cp);
+                ControlplaneProcess.awaitReady(http, port, cp);
             }
             double ready = seconds(System.nanoTime() - started);
             double readyCpu = ProcStats.cpuSeconds(pid);
@@ -234,20 +223,11 @@ public final class ControlplaneIdle {
                         .findFirst().orElse("?").replaceAll(".*committed=(\\S+).*", "$1")));
             }
 
-            cp.destroy();
-            cp.waitFor(10, TimeUnit.SECONDS);
-            List<String> warnings = Files.readAllLines(log).stream()
-                    .filter(l -> l.contains(" WARN ") || l.contains(" ERROR ") || l.contains("Exception")).toList();
-            say("control plane log: %d WARN/ERROR/exception lines%s", warnings.size(), warnings.isEmpty() ? ""
-                    : ":\n  " + String.join("\n  ", warnings.subList(0, Math.min(20, warnings.size()))));
+            say("%s", ControlplaneProcess.stop(cp, log));
         } finally {
-            if (cp != null && cp.isAlive()) {
-                cp.destroyForcibly();
-            }
+            ControlplaneProcess.cleanUp(cp, work, keep);
             if (keep) {
                 say("kept %s", work);
-            } else {
-                WebhookLoad.deleteTree(work);
             }
         }
         say("");
@@ -262,11 +242,11 @@ public final class ControlplaneIdle {
      * {@code /metrics} is scraped just before and just after it, so the scrapes' CPU is not counted.
      */
     static Idle idle(long pid, HttpClient http, int port, int seconds) throws Exception {
-        Map<String, Double> apiBefore = WebhookLoad.apiRequests(http, port);
-        double reconcilesBefore = reconciles(WebhookLoad.metrics(http, port));
+        Map<String, Double> apiBefore = ControlplaneProcess.apiRequests(http, port);
+        double reconcilesBefore = reconciles(ControlplaneProcess.metrics(http, port));
         Map<String, Double> threadsBefore = ProcStats.threadCpuSeconds(pid);
-        long[] machineBefore = WebhookLoad.machineTicks();
-        String loadBefore = WebhookLoad.loadAverage();
+        long[] machineBefore = ProcStats.machineTicks();
+        String loadBefore = ProcStats.loadAverage();
         long from = System.nanoTime();
         List<Sample> samples = new ArrayList<>(List.of(sample(pid, 0)));
         for (int at = Math.min(SAMPLE_SECONDS, seconds); ; at = Math.min(at + SAMPLE_SECONDS, seconds)) {
@@ -282,46 +262,17 @@ public final class ControlplaneIdle {
                 break;
             }
         }
-        long[] machineAfter = WebhookLoad.machineTicks();
-        String loadAfter = WebhookLoad.loadAverage();
+        long[] machineAfter = ProcStats.machineTicks();
+        String loadAfter = ProcStats.loadAverage();
         Map<String, Double> threadsAfter = ProcStats.threadCpuSeconds(pid);
         long hwm = ProcStats.statusKiB(pid, "VmHWM");
         String split = rssSplit(pid);
 
-        String scrape = WebhookLoad.metrics(http, port);
-        Map<String, Long> api = new TreeMap<>();
-        WebhookLoad.apiRequests(http, port).forEach((k, v) -> api.put(k, Math.round(v - apiBefore.getOrDefault(k, 0.0))));
-        api.values().removeIf(v -> v == 0);
+        String scrape = ControlplaneProcess.metrics(http, port);
+        Map<String, Long> api = ControlplaneProcess.moved(apiBefore, ControlplaneProcess.apiRequests(http, port));
         double busy = 1.0 - (double) (machineAfter[1] - machineBefore[1]) / (machineAfter[0] - machineBefore[0]);
         return new Idle(samples, api, Math.round(reconciles(scrape) - reconcilesBefore), busy, loadBefore, loadAfter,
-                threadCpu(threadsBefore, threadsAfter), hwm, split, TokenSecretLoad.heap(http, port));
-    }
-
-    /**
-     * The Deployment's {@code JAVA_OPTS}, after {@code -XX:MaxRAM} set to its memory limit: the JVM sizes itself
-     * from the container's limit, and a benchmark's process has none.
-     */
-    static String deploymentJavaOpts(Path file) throws IOException {
-        V1Deployment deployment = (V1Deployment) Yaml.loadAll(file.toFile()).get(0);
-        V1Container container = deployment.getSpec().getTemplate().getSpec().getContainers().stream()
-                .filter(c -> c.getName().equals("controlplane")).findFirst()
-                .orElseThrow(() -> new IllegalStateException(file + ": no container controlplane"));
-        String javaOpts = container.getEnv().stream().filter(e -> e.getName().equals("JAVA_OPTS"))
-                .map(V1EnvVar::getValue).findFirst().orElse("");
-        long limit = container.getResources().getLimits().get("memory").getNumber().longValueExact();
-        return ("-XX:MaxRAM=" + limit / (1024 * 1024) + "m " + javaOpts).strip();
-    }
-
-    /** The container's other environment variables, as the Deployment sets them (JAVA_OPTS goes on the command). */
-    static Map<String, String> deploymentEnvironment(Path file) throws IOException {
-        V1Deployment deployment = (V1Deployment) Yaml.loadAll(file.toFile()).get(0);
-        Map<String, String> environment = new TreeMap<>();
-        deployment.getSpec().getTemplate().getSpec().getContainers().stream()
-                .filter(c -> c.getName().equals("controlplane")).findFirst()
-                .map(V1Container::getEnv).orElse(List.of()).stream()
-                .filter(e -> !e.getName().equals("JAVA_OPTS") && e.getValue() != null)
-                .forEach(e -> environment.put(e.getName(), e.getValue()));
-        return environment;
+                threadCpu(threadsBefore, threadsAfter), hwm, split, ControlplaneProcess.heap(http, port));
     }
 
     /** Creates {@code idle-0000}, {@code idle-0001}, ... on {@value #CREATE_THREADS} threads; returns the seconds. */
@@ -419,7 +370,7 @@ public final class ControlplaneIdle {
     /** Waits (at most 2 min) until every controller's satoken_controller_queue_depth is 0. */
     static void awaitEmptyQueues(HttpClient http, int port) throws Exception {
         for (int i = 0; i < 1200; i++) {
-            boolean empty = WebhookLoad.metrics(http, port).lines()
+            boolean empty = ControlplaneProcess.metrics(http, port).lines()
                     .filter(l -> l.startsWith("satoken_controller_queue_depth{"))
                     .allMatch(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)) == 0);
             if (empty) {
@@ -436,7 +387,7 @@ public final class ControlplaneIdle {
             if (!cp.isAlive()) {
                 throw new IllegalStateException("control plane exited: " + cp.exitValue());
             }
-            if (WebhookLoad.metrics(http, port).lines()
+            if (ControlplaneProcess.metrics(http, port).lines()
                     .anyMatch(l -> l.matches("satoken_controlplane_leader(\\{\\})? 1(\\.0)?"))) {
                 return;
             }
@@ -452,40 +403,23 @@ public final class ControlplaneIdle {
     }
 
     static Sample sample(long pid, double seconds) throws IOException {
-        return new Sample(seconds, ProcStats.statusKiB(pid, "VmRSS"), ProcStats.cpuSeconds(pid), threads(pid));
-    }
-
-    /** The Threads line of /proc/PID/status (a count, not a kB field). */
-    static long threads(long pid) throws IOException {
-        return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream().filter(l -> l.startsWith("Threads:"))
-                .map(l -> Long.parseLong(l.substring(8).strip())).findFirst().orElseThrow();
+        return new Sample(seconds, ProcStats.statusKiB(pid, "VmRSS"), ProcStats.cpuSeconds(pid), ProcStats.threads(pid));
     }
 
     static String rssSplit(long pid) throws IOException {
-        return f("RssAnon %.1f MiB, RssFile %.1f MiB", ProcStats.statusKiB(pid, "RssAnon") / 1024.0,
-                ProcStats.statusKiB(pid, "RssFile") / 1024.0);
+        return ProcStats.statusMiB(pid, "RssAnon", "RssFile");
     }
 
     /** Threads (by name) that used at least one clock tick between the two readings, most first. */
     static String threadCpu(Map<String, Double> before, Map<String, Double> after) {
-        String busy = after.entrySet().stream()
-                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0.0)))
-                .filter(e -> e.getValue() > 0.005)
-                .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
-                .map(e -> f("%s %.2f", e.getKey(), e.getValue()))
-                .collect(Collectors.joining(", "));
+        String busy = ProcStats.busiestThreads(before, after, Integer.MAX_VALUE);
         return busy.isEmpty() ? "none" : busy;
     }
 
     /** The committed lines of {@code jcmd PID VM.native_memory summary scale=MB}. */
     static String nativeMemory(long pid) throws IOException, InterruptedException {
-        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "VM.native_memory", "summary", "scale=MB")
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor(30, TimeUnit.SECONDS);
-        return out.lines().filter(l -> l.contains("committed=") && (l.startsWith("Total") || l.strip().startsWith("-")))
-                .map(l -> "  " + l.strip().replaceFirst("^-\\s+", "")).collect(Collectors.joining("\n"));
+        return NativeMemory.committed(pid).stream().map(l -> "  " + l.replaceFirst("^-\\s+", ""))
+                .collect(Collectors.joining("\n"));
     }
 
     private static String row(String what, String value) {
@@ -498,5 +432,9 @@ public final class ControlplaneIdle {
 
     private static double seconds(long nanos) {
         return nanos / 1e9;
+    }
+
+    private static void say(String format, Object... args) {
+        System.out.println(String.format(Locale.ROOT, format, args));
     }
 }

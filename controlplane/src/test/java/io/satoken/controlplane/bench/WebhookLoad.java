@@ -10,11 +10,7 @@ import io.satoken.common.testing.ProcStats;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.math.BigInteger;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +33,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -127,12 +122,9 @@ public final class WebhookLoad {
         String javaOpts = opts.getOrDefault("java-opts", DEFAULT_JAVA_OPTS);
         boolean keep = opts.containsKey("keep");
         // --jar: another build's jar, to measure before and after a change with the same driver
-        Path jar = Path.of(opts.getOrDefault("jar", "target/satoken-controlplane.jar"));
-        if (!Files.isRegularFile(jar)) {
-            throw new IllegalStateException(jar.toAbsolutePath() + " missing: run mvn -B -q -o -DskipTests install first");
-        }
+        Path jar = ControlplaneProcess.requireJar(Path.of(opts.getOrDefault("jar", ControlplaneProcess.JAR.toString())));
 
-        say("machine: %d CPUs, %s, JDK %s; %s", Runtime.getRuntime().availableProcessors(), cpuModel(),
+        say("machine: %d CPUs, %s, JDK %s; %s", Runtime.getRuntime().availableProcessors(), ProcStats.cpuModel(),
                 System.getProperty("java.version"), toolVersion(tool));
         Path work = Files.createTempDirectory("webhook-load");
         List<Result> results = new ArrayList<>();
@@ -145,13 +137,10 @@ public final class WebhookLoad {
             Path cert = work.resolve("tls.crt");
             Path privateKey = work.resolve("tls.key");
             writeServingCertificate(cert, privateKey, key);
-            int webhookPort = freePort();
-            int metricsPort = freePort();
-            List<String> command = new ArrayList<>(List.of(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            command.addAll(List.of(javaOpts.split(" ")));
-            command.add("-Xlog:gc:file=" + work.resolve("gc.log") + ":uptime,timemillis");
-            command.addAll(List.of("-jar", jar.toString(), "run", "--kubeconfig", kubeconfig.toString(),
+            int webhookPort = ControlplaneProcess.freePort();
+            int metricsPort = ControlplaneProcess.freePort();
+            List<String> command = ControlplaneProcess.command(javaOpts,
+                    List.of("-Xlog:gc:file=" + work.resolve("gc.log") + ":uptime,timemillis"), jar, kubeconfig, List.of(
                     "--controllers=-*", "--leader-elect=false",
                     "--webhook-address", "127.0.0.1:" + webhookPort,
                     "--tls-cert-file", cert.toString(), "--tls-private-key-file", privateKey.toString(),
@@ -161,7 +150,7 @@ public final class WebhookLoad {
             long started = System.nanoTime();
             cp = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             HttpClient http = HttpClient.newHttpClient();
-            awaitReady(http, metricsPort, cp);
+            ControlplaneProcess.awaitReady(http, metricsPort, cp);
             say("control plane pid %d ready after %.2f s (CPU %.2f s, RSS %d MiB); JVM options: %s",
                     cp.pid(), (System.nanoTime() - started) / 1e9, ProcStats.cpuSeconds(cp.pid()),
                     ProcStats.statusKiB(cp.pid(), "VmRSS") / 1024, javaOpts);
@@ -174,7 +163,7 @@ public final class WebhookLoad {
             if (review) {
                 checkOneAnswer(url, body, uid, work);
             }
-            Map<String, Double> apiBefore = apiRequests(http, metricsPort);
+            Map<String, Double> apiBefore = ControlplaneProcess.apiRequests(http, metricsPort);
 
             for (int run = 1; run <= runs; run++) {
                 for (int rate : rates) {
@@ -186,28 +175,17 @@ public final class WebhookLoad {
                     print(r, connections);
                 }
             }
-            Map<String, Double> apiAfter = apiRequests(http, metricsPort);
-            Map<String, Long> apiDelta = new TreeMap<>();
-            apiAfter.forEach((k, v) -> apiDelta.put(k, Math.round(v - apiBefore.getOrDefault(k, 0.0))));
-            apiDelta.values().removeIf(v -> v == 0);
+            Map<String, Double> apiAfter = ControlplaneProcess.apiRequests(http, metricsPort);
+            Map<String, Long> apiDelta = ControlplaneProcess.moved(apiBefore, apiAfter);
             say("control plane API requests during the load: %s", apiDelta.isEmpty() ? "none" : apiDelta);
             long pid = cp.pid();
             say("control plane at the end: CPU %.2f s, RSS %d MiB, peak RSS %d MiB", ProcStats.cpuSeconds(pid),
                     ProcStats.statusKiB(pid, "VmRSS") / 1024, ProcStats.statusKiB(pid, "VmHWM") / 1024);
-            cp.destroy();
-            cp.waitFor(10, TimeUnit.SECONDS);
-            List<String> warnings = Files.readAllLines(log).stream()
-                    .filter(l -> l.contains(" WARN ") || l.contains(" ERROR ") || l.contains("Exception")).toList();
-            say("control plane log: %d WARN/ERROR/exception lines%s", warnings.size(),
-                    warnings.isEmpty() ? "" : ":\n  " + String.join("\n  ", warnings.subList(0, Math.min(20, warnings.size()))));
+            say("%s", ControlplaneProcess.stop(cp, log));
         } finally {
-            if (cp != null && cp.isAlive()) {
-                cp.destroyForcibly();
-            }
+            ControlplaneProcess.cleanUp(cp, work, keep);
             if (keep) {
                 say("kept %s", work);
-            } else {
-                deleteTree(work);
             }
         }
         table(results, tool, connections, duration, path);
@@ -218,18 +196,18 @@ public final class WebhookLoad {
     static Result measure(int run, String tool, String url, Path body, int rate, int connections, int duration,
             long pid, HttpClient http, int metricsPort, String path, Path work) throws Exception {
         Path out = work.resolve("run" + run + "-" + rate + ".out");
-        String loadBefore = loadAverage();
+        String loadBefore = ProcStats.loadAverage();
         Map<String, Double> webhookBefore = webhookMetrics(http, metricsPort);
         Map<String, Double> threadsBefore = ProcStats.threadCpuSeconds(pid);
         int gcBefore = gcPauses(work).size();
-        long[] machineBefore = machineTicks();
+        long[] machineBefore = ProcStats.machineTicks();
         double cpuBefore = ProcStats.cpuSeconds(pid);
         double toolCpu = load(tool, url, body, rate, connections, duration, out);
         double cpuAfter = ProcStats.cpuSeconds(pid);
-        long[] machineAfter = machineTicks();
+        long[] machineAfter = ProcStats.machineTicks();
         Map<String, Double> threadsAfter = ProcStats.threadCpuSeconds(pid);
         Map<String, Double> webhookAfter = webhookMetrics(http, metricsPort);
-        String loadAfter = loadAverage();
+        String loadAfter = ProcStats.loadAverage();
         List<double[]> pauses = gcPauses(work);
         pauses = pauses.subList(gcBefore, pauses.size());
 
@@ -514,36 +492,13 @@ public final class WebhookLoad {
 
     // --- the control plane ---
 
-    static void awaitReady(HttpClient http, int port, Process p) throws Exception {
-        for (int i = 0; i < 600; i++) {
-            if (!p.isAlive()) {
-                throw new IllegalStateException("control plane exited: " + p.exitValue());
-            }
-            try {
-                if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
-                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(100);
-        }
-        throw new IllegalStateException("control plane not ready after 60 s");
-    }
-
-    static String metrics(HttpClient http, int port) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
-    }
-
     /**
      * The webhook's counters: "PATH RESULT" from satoken_webhook_requests_total, "count PATH" and "sum PATH"
      * of the duration histogram, and "le PATH BOUND" for its cumulative buckets.
      */
     static Map<String, Double> webhookMetrics(HttpClient http, int port) throws IOException, InterruptedException {
         Map<String, Double> out = new LinkedHashMap<>();
-        for (String l : metrics(http, port).lines().toList()) {
+        for (String l : ControlplaneProcess.metrics(http, port).lines().toList()) {
             double value = l.startsWith("#") ? 0 : Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1));
             String path = l.replaceAll(".*path=\"([^\"]*)\".*", "$1");
             if (l.startsWith("satoken_webhook_requests_total{")) {
@@ -594,17 +549,6 @@ public final class WebhookLoad {
             }
         }
         return "?";
-    }
-
-    /** The control plane's satoken_api_requests_total by "VERB CODE" (none expected: the cache answers). */
-    static Map<String, Double> apiRequests(HttpClient http, int port) throws IOException, InterruptedException {
-        Map<String, Double> out = new TreeMap<>();
-        metrics(http, port).lines().filter(l -> l.startsWith("satoken_api_requests_total{")).forEach(l -> {
-            String verb = l.replaceAll(".*verb=\"([A-Z]+)\".*", "$1");
-            String code = l.replaceAll(".*code=\"([^\"]+)\".*", "$1");
-            out.merge(verb + " " + code, Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)), Double::sum);
-        });
-        return out;
     }
 
     /** The GC log's pauses, in order: {when it was logged (ms since the epoch; the pause's end), pause ms}. */
@@ -685,27 +629,7 @@ public final class WebhookLoad {
         return lo;
     }
 
-    // --- /proc ---
-
-    /** The machine's total and idle (idle + iowait) jiffies from /proc/stat. */
-    static long[] machineTicks() throws IOException {
-        String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
-        long total = 0;
-        for (int i = 1; i < f.length; i++) {
-            total += Long.parseLong(f[i]);
-        }
-        return new long[] {total, Long.parseLong(f[4]) + Long.parseLong(f[5])};
-    }
-
-    static String loadAverage() throws IOException {
-        String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
-        return f[0] + " " + f[1] + " " + f[2];
-    }
-
-    static String cpuModel() throws IOException {
-        return Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
-                .map(l -> l.substring(l.indexOf(':') + 1).strip()).findFirst().orElse("?");
-    }
+    // --- the load generator ---
 
     static String toolVersion(String tool) throws IOException, InterruptedException {
         List<String> command = tool.equals("h2load") ? List.of("h2load", "--version")
@@ -714,20 +638,6 @@ public final class WebhookLoad {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         p.waitFor();
         return out;
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted((a, b) -> b.compareTo(a)).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 
     // --- output ---

@@ -1,4 +1,4 @@
-package io.satoken.e2e;
+package io.satoken.common.testing;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,11 +10,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The mounts under a test's directory, read from {@code /proc/self/mountinfo}: the CSI tests check that the
- * agent mounted (and unmounted) a tmpfs at a volume's target path, and take away at teardown every mount a
- * stopped or killed agent left, so that the temporary directory can be deleted and nothing stays on the host.
+ * The mounts under a test's or a load driver's directory, read from {@code /proc/self/mountinfo}: the CSI tests
+ * check that the agent mounted (and unmounted) a tmpfs at a volume's target path, and every user takes away the
+ * mounts a stopped or killed agent left (a restarted agent would adopt them), so that the temporary directory
+ * can be deleted and no token file outlives the run.
  */
-final class MountTable {
+public final class MountTable {
 
     private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
 
@@ -22,12 +23,20 @@ final class MountTable {
     }
 
     /** One mount: where, its filesystem type and its source (the agent's tmpfs mounts are {@code tokens.satoken.io}). */
-    record Mount(Path point, String type, String source) {}
+    public record Mount(Path point, String type, String source) {}
+
+    /** What {@link #unmountAll} did: how many mounts it found, over its passes, and what is still mounted. */
+    public record Unmounted(int found, List<Mount> left) {}
 
     /** The mounts at or under {@code dir}, deepest first (a point mounted twice appears twice). */
-    static List<Mount> under(Path dir) throws IOException {
+    public static List<Mount> under(Path dir) throws IOException {
+        return under(Files.readAllLines(MOUNTINFO, StandardCharsets.UTF_8), dir);
+    }
+
+    /** {@link #under(Path)} of the lines of a mountinfo file. */
+    static List<Mount> under(List<String> mountinfo, Path dir) {
         List<Mount> mounts = new ArrayList<>();
-        for (String line : Files.readAllLines(MOUNTINFO, StandardCharsets.UTF_8)) {
+        for (String line : mountinfo) {
             // id parent major:minor root mount-point options [optional...] - fstype source super-options
             String[] fields = line.split(" ");
             int dash = List.of(fields).indexOf("-");
@@ -44,45 +53,33 @@ final class MountTable {
     }
 
     /** The mount at exactly {@code point}, or null. */
-    static Mount at(Path point) throws IOException {
+    public static Mount at(Path point) throws IOException {
         return under(point).stream().filter(m -> m.point().equals(point)).findFirst().orElse(null);
     }
 
-    /**
-     * Unmounts everything at or under {@code dir}, deepest first, lazily when a plain unmount is refused;
-     * returns how many mounts there were. Never throws: it runs at teardown, where one stuck mount must not
-     * stop the rest; what is still mounted afterwards is printed.
-     */
-    static int unmountAll(Path dir) {
+    /** Unmounts everything at or under {@code dir}, deepest first, lazily when a plain unmount is refused. */
+    public static Unmounted unmountAll(Path dir) throws IOException {
         int found = 0;
-        try {
-            for (int pass = 0; pass < 3; pass++) { // stacked mounts show one at a time
-                List<Mount> mounts = under(dir);
-                if (mounts.isEmpty()) {
-                    return found;
-                }
-                found += mounts.size();
-                for (Mount m : mounts) {
-                    if (run("umount", m.point().toString()) != 0) {
-                        run("umount", "-l", m.point().toString());
-                    }
+        for (int pass = 0; pass < 3; pass++) { // stacked mounts show one at a time
+            List<Mount> mounts = under(dir);
+            if (mounts.isEmpty()) {
+                return new Unmounted(found, List.of());
+            }
+            found += mounts.size();
+            for (Mount m : mounts) {
+                if (run("umount", m.point().toString()) != 0) {
+                    run("umount", "-l", m.point().toString());
                 }
             }
-            List<Mount> left = under(dir);
-            if (!left.isEmpty()) {
-                System.err.println("*** e2e: still mounted under " + dir + " after unmounting: " + left + " ***");
-            }
-        } catch (IOException e) {
-            System.err.println("*** e2e: could not unmount under " + dir + ": " + e + " ***");
         }
-        return found;
+        return new Unmounted(found, under(dir));
     }
 
     /**
      * Null when this process can mount a tmpfs (root, or CAP_SYS_ADMIN in the host's mount namespace), as the
      * agent's CSI publish does; else why not. Found by mounting one in a temporary directory.
      */
-    static String cannotMountReason() {
+    public static String cannotMountReason() {
         Path dir = null;
         try {
             dir = Files.createTempDirectory("satoken-e2e-mount-probe-");
