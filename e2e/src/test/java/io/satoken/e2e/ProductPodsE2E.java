@@ -275,6 +275,14 @@ class ProductPodsE2E {
         assertThat(agentTokenRequests()).as("TokenRequests by the agent, from the API server's audit log")
                 .isEqualTo(requestsBefore);
         assertThat(sha256(readToken())).as("the token file after the restart").isEqualTo(sha256(consumerToken));
+
+        // the README's way to look at one pod: explain, in the agent's pod, from its status endpoint
+        Commands.Result explained = kubectl.run("-n", AGENT_NAMESPACE, "exec", "ds/satoken-agent", "--",
+                "satoken-agent", "explain", "--config", "/etc/satoken/agent.yaml", consumerNamespace + "/reader");
+        assertThat(explained.exit()).as("kubectl exec ... explain; output:\n%s", explained.output()).isZero();
+        assertThat(explained.output()).contains("Pod " + consumerNamespace + "/reader", "vault/token",
+                "ServiceAccount: " + consumerNamespace + "/default", "audiences:      " + AUDIENCE,
+                "of the token now in the file").doesNotContainPattern(IssuedTokens.JWT_SHAPE);
         Figures.record(TEST, String.format(Locale.ROOT, "DaemonSet rolling restart: agent TokenRequests %d before,"
                 + " %d after (audit log); the pod's token unchanged", requestsBefore, agentTokenRequests()));
     }

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -142,10 +143,13 @@ public final class RefreshScheduler implements AutoCloseable {
                 .min(Instant::compareTo);
     }
 
-    /** Each registered directory's files, with their tokens' times, next attempts and last errors; never a token. */
+    /**
+     * Each registered directory's files, by directory name, with their tokens' times, next attempts and last errors;
+     * never a token.
+     */
     public synchronized List<FileStatus.Directory> status() {
         List<FileStatus.Directory> all = new ArrayList<>(dirs.size());
-        for (DirectoryOutput output : dirs.values()) {
+        for (DirectoryOutput output : new TreeMap<>(dirs).values()) {
             List<FileStatus> files = new ArrayList<>();
             for (Projection p : output.dir().projections()) {
                 files.add(FileStatus.of(p, keys.get(p.key())));

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -126,7 +127,7 @@ public final class StatusReport {
         if (at == null) {
             out.nullValue();
         } else {
-            out.value(at.toString());
+            out.value(at.truncatedTo(ChronoUnit.MILLIS).toString());
         }
     }
 }

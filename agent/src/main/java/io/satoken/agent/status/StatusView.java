@@ -7,6 +7,7 @@ import com.google.gson.JsonParser;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -74,16 +75,16 @@ public final class StatusView {
         Instant now = Instant.parse(report.get("time").getAsString());
         JsonObject reread = report.getAsJsonObject("rereadCheck");
         boolean watching = reread.get("enabled").getAsBoolean();
+        String node = string(report, "node") == null ? "" : ", node " + string(report, "node");
         StringBuilder out = new StringBuilder();
         for (JsonElement element : report.getAsJsonArray("directories")) {
             JsonObject dir = element.getAsJsonObject();
             if (dir.has("pod")) {
                 JsonObject pod = dir.getAsJsonObject("pod");
                 out.append("Pod ").append(string(pod, "namespace")).append('/').append(string(pod, "name"))
-                        .append(" (uid ").append(string(pod, "uid")).append("), node ")
-                        .append(string(report, "node")).append('\n');
+                        .append(" (uid ").append(string(pod, "uid")).append(')').append(node).append('\n');
             } else {
-                out.append("Static projection, node ").append(string(report, "node")).append('\n');
+                out.append("Static projection").append(node).append('\n');
             }
             out.append("  directory ").append(string(dir, "dir")).append('\n');
             for (JsonElement f : dir.getAsJsonArray("files")) {
@@ -124,7 +125,7 @@ public final class StatusView {
             return "not watched (rereadCheck is off, or inotify is not available)";
         }
         if (!file.has("lastRead") || file.get("lastRead").isJsonNull()) {
-            String rotated = string(file, "rotatedAt");
+            String rotated = stamp(file, "rotatedAt");
             return rotated == null ? "none seen since the agent started"
                     : "none seen of the token written at " + rotated;
         }
@@ -132,8 +133,8 @@ public final class StatusView {
         if (file.get("readCurrentToken").getAsBoolean()) {
             return read + ", of the token now in the file";
         }
-        String text = read + ", before the rotation at " + string(file, "rotatedAt") + "; the new token was not opened";
-        String reported = string(file, "notRereadSince");
+        String text = read + ", before the rotation at " + stamp(file, "rotatedAt") + "; the new token was not opened";
+        String reported = stamp(file, "notRereadSince");
         return reported == null ? text + " (reported if not opened by " + threshold + " % of the old token's lifetime)"
                 : text + " (reported TokenNotReread at " + reported + ")";
     }
@@ -147,9 +148,16 @@ public final class StatusView {
         if (at == null) {
             return absent;
         }
-        Duration d = Duration.between(now, Instant.parse(at));
-        String far = d.isNegative() ? ago(d.negated()) + " ago" : "in " + ago(d);
-        return at + " (" + far + ")";
+        Instant instant = Instant.parse(at);
+        Duration d = Duration.between(now, instant);
+        String far = d.abs().getSeconds() == 0 ? "now" : d.isNegative() ? ago(d.negated()) + " ago" : "in " + ago(d);
+        return instant.truncatedTo(ChronoUnit.SECONDS) + " (" + far + ")";
+    }
+
+    /** The instant to the second, or null. */
+    private static String stamp(JsonObject object, String name) {
+        String at = string(object, name);
+        return at == null ? null : Instant.parse(at).truncatedTo(ChronoUnit.SECONDS).toString();
     }
 
     private static String ago(Duration d) {

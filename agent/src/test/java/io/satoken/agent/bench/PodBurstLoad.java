@@ -82,6 +82,7 @@ import okhttp3.Response;
  * (target/satoken-agent.jar; copied into the temp dir first, so a rebuild during the run changes nothing),
  * {@code --java PATH} the agent's java (default: the PATH's; e.g. the image's jlink'd runtime,
  * {@code target/image-root/opt/java/openjdk/bin/java}),
+ * {@code --reread-check on|off} the config's {@code rereadCheck} (on, the agent's default),
  * {@code --nmt} to add {@code -XX:NativeMemoryTracking=summary} and print the agent's native memory after
  * the burst (a diagnostic), {@code --keep} to leave the temp dir (its mounts are taken away all the same).
  *
@@ -115,6 +116,8 @@ public final class PodBurstLoad {
     private final String java;
     private final boolean keep;
     private final boolean nmt;
+    /** The config's rereadCheck: whether the agent watches its token files for reads (on by default). */
+    private final boolean rereadCheck;
 
     private PodBurstLoad(Map<String, String> opts) {
         this.pods = Integer.parseInt(opts.getOrDefault("pods", "1000"));
@@ -122,6 +125,7 @@ public final class PodBurstLoad {
         this.burst = Integer.parseInt(opts.getOrDefault("burst", "40"));
         this.threads = Integer.parseInt(opts.getOrDefault("threads", "4"));
         this.idleSeconds = Integer.parseInt(opts.getOrDefault("idle", "60"));
+        this.rereadCheck = !"off".equals(opts.getOrDefault("reread-check", "on"));
         try {
             ContainerJvm daemonSet = ContainerJvm.read(Path.of("deploy/30-daemonset.yaml"), "agent");
             this.jvm = opts.containsKey("java-opts") ? daemonSet.withJavaOpts(opts.get("java-opts")) : daemonSet;
@@ -167,7 +171,8 @@ public final class PodBurstLoad {
             server.createServiceAccount(namespace, "app");
             Map<String, Double> serverBefore = serverRequests(server);
 
-            Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n");
+            Path config = Files.writeString(tmp.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + kubeletDir + "\n"
+                    + "rereadCheck: " + rereadCheck + "\n");
             int port = freePort();
             ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "run", "--config", config.toString(),
                     "--kubeconfig", kubeconfig.toString(), "--node-name", NODE,
@@ -477,6 +482,8 @@ public final class PodBurstLoad {
                 after.sum("satoken_token_cache_total{", "hit"), after.sum("satoken_file_writes_total{", "success"),
                 after.sum("satoken_file_writes_total{", "failure"), after.sum("satoken_projections{", "\"ready\""),
                 after.sum("satoken_projections{", "\"pending\""), after.sum("satoken_projections{", "\"failed\""));
+        say("rereadCheck %s: %.0f token directories watched for reads, %.0f reported not re-read", rereadCheck ? "on"
+                : "off", after.sum("satoken_read_watched_directories"), after.sum("satoken_token_not_reread_total"));
         say("TokenRequest rate (agent /metrics every ~1 s, %d samples): max %.1f/s between two samples, %.1f/s "
                         + "mean while requesting; max(requests in a window - qps x window) = %.1f (limit: burst %d)",
                 sampler.samples.size(), sampler.maxRate(), sampler.steadyRate(), sampler.maxExcess(qps), burst);

@@ -59,10 +59,7 @@ class ReadTrackerTest {
 
     @Test
     void readOnce_notOpenedAfterTheRotation_isReportedAtNinetyPercentOfTheOldLifetime() throws IOException {
-        IssuedToken first = rotate();
-        consumerReads();
-        clock.advance(Duration.ofSeconds(480));
-        rotate();
+        IssuedToken first = readOnceThenRotateAfter(480);
         clock.advance(Duration.ofSeconds(59));
         assertThat(findings).as("before 90 %% of the first token's lifetime").isEmpty();
 
@@ -83,10 +80,7 @@ class ReadTrackerTest {
 
     @Test
     void consumer_thatOpensTheNewToken_isNotReported() throws IOException {
-        rotate();
-        consumerReads();
-        clock.advance(Duration.ofSeconds(480));
-        rotate();
+        readOnceThenRotateAfter(480);
         clock.advance(Duration.ofSeconds(5));
         consumerReads();
         clock.advance(Duration.ofSeconds(600));
@@ -111,10 +105,7 @@ class ReadTrackerTest {
 
     @Test
     void readAfterTheReport_clearsTheNotRereadCount_butNotTheReportedTotal() throws IOException {
-        rotate();
-        consumerReads();
-        clock.advance(Duration.ofSeconds(480));
-        rotate();
+        readOnceThenRotateAfter(480);
         clock.advance(Duration.ofSeconds(70));
         assertThat(tracker.notReread()).isEqualTo(1);
 
@@ -125,10 +116,7 @@ class ReadTrackerTest {
 
     @Test
     void rotationLate_inTheOldLifetime_givesTheConsumerATenthOfItBeforeTheCheck() throws IOException {
-        rotate();
-        consumerReads();
-        clock.advance(Duration.ofSeconds(570)); // refresh failed until 95 %
-        rotate();
+        readOnceThenRotateAfter(570); // refresh failed until 95 %
         clock.advance(Duration.ofSeconds(59));
         assertThat(findings).isEmpty();
         clock.advance(Duration.ofSeconds(1));
@@ -137,10 +125,7 @@ class ReadTrackerTest {
 
     @Test
     void secondRotation_beforeTheCheck_callsOffTheFirstCheck() throws IOException {
-        rotate();
-        consumerReads();
-        clock.advance(Duration.ofSeconds(480));
-        rotate();
+        readOnceThenRotateAfter(480);
         consumerReads();
         clock.advance(Duration.ofSeconds(10));
         rotate(); // e.g. the token was refreshed again early; its own check is due at 90 % of the second token
@@ -150,10 +135,7 @@ class ReadTrackerTest {
 
     @Test
     void directoryGone_forgetsItsFilesAndPendingChecks() throws IOException {
-        rotate();
-        consumerReads();
-        clock.advance(Duration.ofSeconds(480));
-        rotate();
+        readOnceThenRotateAfter(480);
         clock.advance(Duration.ofSeconds(70));
         assertThat(tracker.notReread()).isEqualTo(1);
 
@@ -166,10 +148,7 @@ class ReadTrackerTest {
 
     @Test
     void queueOverflow_takesEveryFileAsRead_soNothingIsReportedOnAGuess() throws IOException {
-        rotate();
-        consumerReads();
-        clock.advance(Duration.ofSeconds(480));
-        rotate();
+        readOnceThenRotateAfter(480);
         tracker.overflow();
         clock.advance(Duration.ofSeconds(120));
         assertThat(findings).isEmpty();
@@ -196,6 +175,15 @@ class ReadTrackerTest {
     }
 
     // --- the pieces -----------------------------------------------------------------------------
+
+    /** The first token, read once by the consumer, then its rotation {@code seconds} later; returns the first. */
+    private IssuedToken readOnceThenRotateAfter(long seconds) throws IOException {
+        IssuedToken first = rotate();
+        consumerReads();
+        clock.advance(Duration.ofSeconds(seconds));
+        rotate();
+        return first;
+    }
 
     /** Writes a new token as the scheduler's directory output does, and tells the tracker. */
     private IssuedToken rotate() throws IOException {

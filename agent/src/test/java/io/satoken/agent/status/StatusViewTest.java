@@ -1,0 +1,66 @@
+package io.satoken.agent.status;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The status report as a person reads it: the last-read line in each case the tracker can be in. */
+class StatusViewTest {
+
+    private static final String NOW = "2026-01-01T00:09:00Z";
+
+    @Test
+    void lastRead_notReReadAfterARotation_saysWhenAndThatItWasReported() {
+        String text = view(true, "\"lastRead\": \"2026-01-01T00:00:05.123Z\", \"readCurrentToken\": false,"
+                + " \"rotatedAt\": \"2026-01-01T00:08:00Z\", \"notRereadSince\": \"2026-01-01T00:09:00Z\"").text();
+
+        assertThat(text).contains("last read:      2026-01-01T00:00:05Z (8m54s ago), before the rotation at "
+                + "2026-01-01T00:08:00Z; the new token was not opened (reported TokenNotReread at 2026-01-01T00:09:00Z)");
+    }
+
+    @Test
+    void lastRead_notYetReportedButPending_namesTheThreshold() {
+        String text = view(true, "\"lastRead\": \"2026-01-01T00:00:05Z\", \"readCurrentToken\": false,"
+                + " \"rotatedAt\": \"2026-01-01T00:08:00Z\", \"notRereadSince\": null").text();
+
+        assertThat(text).contains("the new token was not opened (reported if not opened by 90 % of the old token's "
+                + "lifetime)");
+    }
+
+    @Test
+    void lastRead_ofTheCurrentToken_noneSeen_orNotWatched() {
+        assertThat(view(true, "\"lastRead\": \"2026-01-01T00:08:30Z\", \"readCurrentToken\": true,"
+                + " \"rotatedAt\": null, \"notRereadSince\": null").text())
+                .contains("last read:      2026-01-01T00:08:30Z (30s ago), of the token now in the file");
+        assertThat(view(true, "\"lastRead\": null, \"readCurrentToken\": false, \"rotatedAt\": null,"
+                + " \"notRereadSince\": null").text()).contains("last read:      none seen since the agent started");
+        assertThat(view(false, "").text()).contains("last read:      not watched");
+    }
+
+    @Test
+    void staticAt_keepsTheProjectionByItsDirOrFile_neverAPodsVolume() {
+        StatusView view = view(true, "");
+
+        assertThat(view.staticAt(Path.of("/run/t")).isEmpty()).isFalse();
+        assertThat(view.staticAt(Path.of("/run/t/token")).isEmpty()).isFalse();
+        assertThat(view.staticAt(Path.of("/run/other")).isEmpty()).isTrue();
+    }
+
+    @Test
+    void parse_notAReport_isRefusedSayingSo() {
+        assertThatThrownBy(() -> StatusView.parse("{\"directories\": [")).hasMessageContaining("not JSON");
+        assertThatThrownBy(() -> StatusView.parse("{}")).hasMessageContaining("no \"directories\"");
+    }
+
+    /** A report with one static file; {@code reads} holds the file's read members, if any. */
+    private static StatusView view(boolean watching, String reads) {
+        return StatusView.parse("{\"node\": \"node-1\", \"time\": \"" + NOW + "\", \"rereadCheck\": {\"enabled\": "
+                + watching + ", \"thresholdPercent\": 90}, \"directories\": [{\"name\": \"static:/run/t\", \"dir\": "
+                + "\"/run/t\", \"files\": [{\"path\": \"token\", \"serviceAccount\": \"ns/sa\", \"audiences\": null,"
+                + " \"expirationSeconds\": 3600, \"state\": \"ready\", \"issuedAt\": \"2026-01-01T00:00:00Z\","
+                + " \"expiresAt\": \"2026-01-01T01:00:00Z\", \"nextRefresh\": \"2026-01-01T00:48:00Z\","
+                + " \"lastError\": null, \"lastErrorAt\": null" + (reads.isEmpty() ? "" : ", " + reads) + "}]}]}");
+    }
+}
