@@ -63,14 +63,15 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * <p>One node and one agent for the whole class, and the steps build on each other, in order: (a) the
  * restricted pod reads a token the API server accepts, bound to it; (c) compared with kubelet's token in the
  * same pod; (f) another pod reaches nothing of the first one's; (g) bad attributes reach the pod's Events;
- * (e) the agent is killed and restarted with no TokenRequest for the tokens it holds; (h) two more pods start, one
- * reading its token once, one re-reading it every 5 s; (b) both tokens rotate in the running container, the agent's
- * after that restart (so refreshing resumed); (i) the pod that read its token once gets a {@code TokenNotReread}
- * Event at 90 % of the old token's lifetime, the re-reader none, and {@code explain} tells them apart; (d) deleting
- * the pod unmounts and removes everything. The tokens live 600 s, the API server's minimum, so the class waits about
- * eleven minutes for the rotations; no test-only setting shortens it.
+ * (h) two more pods start, one reading its token once, one re-reading it every 5 s; (e) the agent is killed and
+ * restarted with no TokenRequest for the tokens it holds; (b) both tokens rotate in the running container, the
+ * agent's after that restart (so refreshing resumed); (i) the pod that read its token once, before the restart,
+ * gets a {@code TokenNotReread} Event at 90 % of the old token's lifetime (the restarted agent knew the file had a
+ * reader from the volume's record), the re-reader none, and {@code explain} tells them apart; (d) deleting the pod
+ * unmounts and removes everything. The tokens live 600 s, the API server's minimum, so the class waits about
+ * ten minutes for the rotations; no test-only setting shortens it.
  */
-@Execution(ExecutionMode.CONCURRENT) // waits ~11 min for rotations; see junit-platform.properties
+@Execution(ExecutionMode.CONCURRENT) // waits ~10 min for rotations; see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CsiNodeE2E {
@@ -235,9 +236,26 @@ class CsiNodeE2E {
         new CoreV1Api(node.adminClient()).deleteNamespacedPod("bad", namespace).gracePeriodSeconds(0).execute();
     }
 
-    // (e)
+    // (h)
     @Test
     @Order(5)
+    void readerPods_oneReadingItsTokenOnce_oneRereading_bothRunning() throws Exception {
+        Map<String, String> attributes = Map.of("audience", AUDIENCE, "expirationSeconds", String.valueOf(LIFETIME));
+        once = node.runPod(namespace, readerPod("once", "cat /agent/token >/dev/null; exec sleep 86400", attributes),
+                Duration.ofSeconds(90));
+        rereader = node.runPod(namespace, readerPod("rereader",
+                "while true; do cat /agent/token >/dev/null; sleep 5; done", attributes), Duration.ofSeconds(90));
+        // the test's own read is once's second and last: it held this token and never opens the file again. Both
+        // reads come before the agent's restart, so only the volume's record tells the new agent about them
+        onceExpiry = JwtClaims.of(read(once, "/agent/token")).expiresAt();
+        onceIssued = onceExpiry.minusSeconds(LIFETIME);
+        awaitTrue("explain shows a read by the re-reader", Duration.ofSeconds(30),
+                () -> explain("rereader").output().contains("of the token now in the file"));
+    }
+
+    // (e)
+    @Test
+    @Order(6)
     void agentRestart_requestsNoTokenItStillHolds_andTheVolumesStayPublished() throws Exception {
         double issued = agent.metric("satoken_token_requests_total", "result=\"success\"");
         issuedBeforeRestart = issued;
@@ -250,26 +268,10 @@ class CsiNodeE2E {
         assertThat(after).as("TokenRequests by the restarted agent").isZero();
         assertThat(serverAfter - serverBefore).as("TokenRequests the API server answered 201 after the restart")
                 .isZero();
-        assertThat(agent.metric("satoken_csi_volumes")).as("volumes resumed").isEqualTo(2.0);
+        assertThat(agent.metric("satoken_csi_volumes")).as("volumes resumed").isEqualTo(4.0);
         assertThat(read(app, "/agent/token")).isEqualTo(firstAgentToken);
-        Figures.record(TEST, String.format(Locale.ROOT, "agent SIGKILLed and restarted with 2 volumes published "
-                + "(%.0f tokens issued before): 0 TokenRequests in the 20 s after, both volumes resumed", issued));
-    }
-
-    // (h)
-    @Test
-    @Order(6)
-    void readerPods_oneReadingItsTokenOnce_oneRereading_bothRunning() throws Exception {
-        Map<String, String> attributes = Map.of("audience", AUDIENCE, "expirationSeconds", String.valueOf(LIFETIME));
-        once = node.runPod(namespace, readerPod("once", "cat /agent/token >/dev/null; exec sleep 86400", attributes),
-                Duration.ofSeconds(90));
-        rereader = node.runPod(namespace, readerPod("rereader",
-                "while true; do cat /agent/token >/dev/null; sleep 5; done", attributes), Duration.ofSeconds(90));
-        // the test's own read is once's second and last: it held this token and never opens the file again
-        onceExpiry = JwtClaims.of(read(once, "/agent/token")).expiresAt();
-        onceIssued = onceExpiry.minusSeconds(LIFETIME);
-        awaitTrue("explain shows a read by the re-reader", Duration.ofSeconds(30),
-                () -> explain("rereader").output().contains("of the token now in the file"));
+        Figures.record(TEST, String.format(Locale.ROOT, "agent SIGKILLed and restarted with 4 volumes published "
+                + "(%.0f tokens issued before): 0 TokenRequests in the 20 s after, all 4 volumes resumed", issued));
     }
 
     // (b)

@@ -6,6 +6,7 @@ import io.satoken.agent.projection.TokenDirectory;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One published volume: what the agent must remember to keep refreshing it after a restart, since the
@@ -16,8 +17,11 @@ import java.util.Objects;
  * @param targetPath the tmpfs the files are written to, under {@code <kubeletDir>/pods/<podUID>/}
  * @param pod the pod, as the kubelet named it
  * @param files the token files, with their modes and owners already chosen
+ * @param readFiles the paths of the files the pod has been seen reading, so that a restarted agent still knows
+ *     which files have a reader to report if it stops re-reading them
  */
-public record PublishedVolume(String volumeId, Path targetPath, PodIdentity pod, List<Projection> files) {
+public record PublishedVolume(String volumeId, Path targetPath, PodIdentity pod, List<Projection> files,
+        Set<String> readFiles) {
 
     /** Directory names of CSI volumes in the scheduler start with this. */
     public static final String DIR_PREFIX = "csi:";
@@ -27,6 +31,12 @@ public record PublishedVolume(String volumeId, Path targetPath, PodIdentity pod,
         Objects.requireNonNull(targetPath, "targetPath");
         Objects.requireNonNull(pod, "pod");
         files = List.copyOf(files);
+        readFiles = Set.copyOf(readFiles);
+    }
+
+    /** A volume no file of which has been seen read yet. */
+    public PublishedVolume(String volumeId, Path targetPath, PodIdentity pod, List<Projection> files) {
+        this(volumeId, targetPath, pod, files, Set.of());
     }
 
     /** The files as the scheduler keeps them. */

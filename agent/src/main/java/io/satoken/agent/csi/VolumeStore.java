@@ -14,7 +14,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +24,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One small JSON file per published volume, {@code <dir>/<volumeId>.json} (0600 in a 0700 directory), so
  * a restarted agent can resume refreshing the volumes the kubelet will not publish again. A file holds a
- * {@link PublishedVolume}: the target path, the pod and the files' keys, modes and owners; never a token.
+ * {@link PublishedVolume}: the target path, the pod, the files' keys, modes and owners, and which files have been
+ * seen read (so a restart still knows a file has a reader, see {@link #markRead}); never a token.
  * Files are replaced atomically (write a temporary file, rename it over the old one).
  */
 public final class VolumeStore {
@@ -50,7 +53,7 @@ public final class VolumeStore {
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
     }
 
-    public void save(PublishedVolume volume) throws IOException {
+    public synchronized void save(PublishedVolume volume) throws IOException {
         Path file = file(volume.volumeId());
         Path temp = dir.resolve("." + volume.volumeId() + ".tmp");
         Files.deleteIfExists(temp);
@@ -63,8 +66,25 @@ public final class VolumeStore {
         }
     }
 
-    public void delete(String volumeId) throws IOException {
+    public synchronized void delete(String volumeId) throws IOException {
         Files.deleteIfExists(file(volumeId));
+    }
+
+    /**
+     * Records that the pod of a stored volume read one of its files; nothing when the volume has no record (it was
+     * unpublished meanwhile) or the file is already recorded.
+     */
+    public synchronized void markRead(String volumeId, String path) throws IOException {
+        Path file = file(volumeId);
+        if (!Files.exists(file)) {
+            return;
+        }
+        PublishedVolume volume = GSON.fromJson(Files.readString(file, StandardCharsets.UTF_8), Stored.class).toVolume();
+        if (!volume.readFiles().contains(path)) {
+            Set<String> read = new HashSet<>(volume.readFiles());
+            read.add(path);
+            save(new PublishedVolume(volume.volumeId(), volume.targetPath(), volume.pod(), volume.files(), read));
+        }
     }
 
     /** Every stored volume; a file that cannot be read is logged and left alone. */
@@ -95,14 +115,14 @@ public final class VolumeStore {
 
     /** The file's JSON shape: plain strings and numbers, so it reads back whatever the JDK's Path is. */
     private record Stored(String volumeId, String targetPath, String namespace, String podName, String podUid,
-            String serviceAccount, List<StoredFile> files) {
+            String serviceAccount, List<StoredFile> files, List<String> readFiles) {
 
         static Stored of(PublishedVolume v) {
             List<StoredFile> files = v.files().stream().map(p -> new StoredFile(p.path(), p.key().audiences(),
                     p.key().expirationSeconds(), p.mode(), p.uid(), p.gid())).toList();
             PodIdentity pod = v.pod();
             return new Stored(v.volumeId(), v.targetPath().toString(), pod.namespace(), pod.name(), pod.uid(),
-                    pod.serviceAccount(), files);
+                    pod.serviceAccount(), files, v.readFiles().stream().sorted().toList());
         }
 
         PublishedVolume toVolume() {
@@ -111,7 +131,9 @@ public final class VolumeStore {
             List<Projection> projections = files.stream().map(f -> new Projection(
                     new TokenKey(namespace, serviceAccount, f.audiences(), f.expirationSeconds(), boundTo),
                     f.path(), f.mode(), f.uid(), f.gid())).toList();
-            return new PublishedVolume(volumeId, Path.of(targetPath), pod, projections);
+            // a record written before readFiles existed has none
+            return new PublishedVolume(volumeId, Path.of(targetPath), pod, projections,
+                    readFiles == null ? Set.of() : Set.copyOf(readFiles));
         }
     }
 

@@ -1,11 +1,13 @@
 package io.satoken.agent.reads;
 
+import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.TaskScheduler;
 import io.satoken.agent.write.VersionObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.InstantSource;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,11 +36,13 @@ public final class ConsumerReads implements AutoCloseable {
     /**
      * @param thresholdPercent the share of the old token's lifetime a consumer has to open the new one
      * @param sink told of each consumer that did not
+     * @param firstRead told when a file is first seen read (see {@link ReadTracker})
      */
     public static ConsumerReads on(int thresholdPercent, TaskScheduler timers, InstantSource clock,
-            Consumer<ReadTracker.Finding> sink) {
+            Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
         Holder holder = new Holder();
-        ConsumerReads reads = new ConsumerReads(new ReadTracker(holder, timers, clock, thresholdPercent / 100.0, sink));
+        ConsumerReads reads = new ConsumerReads(new ReadTracker(holder, timers, clock, thresholdPercent / 100.0, sink,
+                firstRead));
         holder.reads = reads;
         return reads;
     }

@@ -58,6 +58,7 @@ final class FileReads {
     }
 
     ReadTracker.Reads snapshot() {
-        return new ReadTracker.Reads(lastRead, lastReadVersion >= since && lastRead != null, rotatedAt, flaggedAt);
+        return new ReadTracker.Reads(lastRead, everRead, lastReadVersion >= since && lastRead != null, rotatedAt,
+                flaggedAt);
     }
 }

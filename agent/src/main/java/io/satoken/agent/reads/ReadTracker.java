@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,11 +71,13 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
      * What is known of one file's reads, for the status endpoint.
      *
      * @param lastRead the consumer's last open of the file, in any version seen, or null when none was seen
+     * @param hasReader whether the file is known to be read: seen opened, or recorded so before a restart
      * @param readCurrent whether the token now in the file has been opened
      * @param rotatedAt when the token now in the file replaced another, or null when it is the first seen
      * @param notRereadSince when the file was reported not re-read, or null when it is not (or no longer)
      */
-    public record Reads(Instant lastRead, boolean readCurrent, Instant rotatedAt, Instant notRereadSince) {
+    public record Reads(Instant lastRead, boolean hasReader, boolean readCurrent, Instant rotatedAt,
+            Instant notRereadSince) {
     }
 
     private final Watches watches;
@@ -82,6 +85,7 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
     private final InstantSource clock;
     private final double threshold;
     private final Consumer<Finding> sink;
+    private final BiConsumer<TokenDirectory, String> firstRead;
 
     private final Map<Path, Target> targets = new HashMap<>();
     private final Map<Integer, Watch> byWd = new HashMap<>();
@@ -106,12 +110,20 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
     private record Watch(Target target, long version, String prefix) {
     }
 
+    /** A tracker that keeps no record of which files have readers. */
+    public ReadTracker(Watches watches, TaskScheduler timers, InstantSource clock, double threshold,
+            Consumer<Finding> sink) {
+        this(watches, timers, clock, threshold, sink, (dir, path) -> { });
+    }
+
     /**
      * @param threshold the fraction of the old token's lifetime a consumer has to read the new one, in (0, 1)
      * @param sink told of each consumer that did not, without the tracker's lock held
+     * @param firstRead told, without the lock held, when a file of a known directory is first seen read, to keep
+     *     across a restart what {@link #consumers} is given back
      */
     public ReadTracker(Watches watches, TaskScheduler timers, InstantSource clock, double threshold,
-            Consumer<Finding> sink) {
+            Consumer<Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
         if (!(threshold > 0 && threshold < 1)) {
             throw new IllegalArgumentException("threshold: must be between 0 and 1, got " + threshold);
         }
@@ -120,6 +132,13 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
         this.clock = clock;
         this.threshold = threshold;
         this.sink = sink;
+        this.firstRead = firstRead;
+    }
+
+    /** Files known, from before a restart, to have a reader: a rotation they miss is reported. */
+    public synchronized void consumers(Path dir, Collection<String> paths) {
+        Target target = targets.computeIfAbsent(dir, Target::new);
+        paths.forEach(path -> target.files.computeIfAbsent(path, p -> new FileReads()).everRead = true);
     }
 
     // --- the writer ---------------------------------------------------------------------------------------------
@@ -190,17 +209,27 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
     // --- the watcher --------------------------------------------------------------------------------------------
 
     /** A consumer opened {@code name} in the watched directory {@code wd}. */
-    public synchronized void opened(int wd, String name) {
-        Watch watch = byWd.get(wd);
-        if (watch == null) {
-            return;
+    public void opened(int wd, String name) {
+        TokenDirectory first = null;
+        String path;
+        synchronized (this) {
+            Watch watch = byWd.get(wd);
+            if (watch == null) {
+                return;
+            }
+            path = watch.prefix + name;
+            FileReads file = watch.target.files.computeIfAbsent(path, p -> new FileReads());
+            if (!file.everRead) {
+                first = watch.target.directory;
+            }
+            if (file.read(clock.instant(), watch.version) && file.flaggedAt != null) {
+                file.flaggedAt = null;
+                notReread--;
+                log.info("{} was read again after it was reported not re-read", watch.target.dir.resolve(path));
+            }
         }
-        FileReads file = watch.target.files.computeIfAbsent(watch.prefix + name, p -> new FileReads());
-        if (file.read(clock.instant(), watch.version) && file.flaggedAt != null) {
-            file.flaggedAt = null;
-            notReread--;
-            log.info("{} was read again after it was reported not re-read",
-                    watch.target.dir.resolve(watch.prefix + name));
+        if (first != null) {
+            firstRead.accept(first, path);
         }
     }
 

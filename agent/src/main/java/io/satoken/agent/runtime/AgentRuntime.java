@@ -12,8 +12,6 @@ import io.satoken.agent.pods.KubeEventRecorder;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ConsumerReads;
-import io.satoken.agent.reads.ReadMetrics;
-import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
@@ -21,7 +19,6 @@ import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.statics.ConfigWatcher;
 import io.satoken.agent.statics.StaticTokens;
-import io.satoken.agent.status.StatusEndpoint;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.SignatureCheck;
@@ -83,8 +80,7 @@ public final class AgentRuntime implements AutoCloseable {
     private CsiServer csi;
     private StaticTokens statics;
     private ConfigWatcher configWatcher;
-    private final ConsumerReads reads;
-    private StatusEndpoint status;
+    private final Diagnostics diagnostics;
 
     /**
      * @param source issues tokens (TokenRequest against the cluster)
@@ -96,16 +92,12 @@ public final class AgentRuntime implements AutoCloseable {
         this.settings = settings;
         this.apiClient = apiClient;
         this.cache = new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
-        AgentConfig.RereadCheck reread = settings.config().rereadCheck();
-        this.reads = reread.enabled()
-                ? ConsumerReads.on(reread.thresholdPercent(), timers, clock, this::notReread) : ConsumerReads.off();
+        this.diagnostics = new Diagnostics(settings.config(), settings.nodeName(), timers, clock, metrics.registry());
+        ConsumerReads reads = diagnostics.reads();
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
                 clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck(), reads.listener()),
                 dir -> new AtomicWriter(dir, clock, reads.observer()));
         metrics.watch(cache, scheduler);
-        if (reads.tracker() != null) {
-            ReadMetrics.register(metrics.registry(), reads.tracker());
-        }
         List<HealthServer.Check> readiness = new ArrayList<>();
         if (settings.config().mode().csi()) {
             // registered now, so every CSI series is on /metrics (at 0) from the first scrape
@@ -127,7 +119,7 @@ public final class AgentRuntime implements AutoCloseable {
         health.start();
         log.info("serving /healthz, /readyz and /metrics on {}", health.address());
         AgentConfig config = settings.config();
-        reads.start();
+        diagnostics.start();
         adoption = new TokenAdoption(cache, settings.defaultAudiences(), issuerKeys());
         if (config.mode().csi()) {
             KubeEventRecorder events = new KubeEventRecorder(apiClient, settings.nodeName(), clock, metrics);
@@ -138,6 +130,7 @@ public final class AgentRuntime implements AutoCloseable {
             volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), PodReader.api(apiClient), scheduler,
                     adoption, events);
             int resumed = volumes.resume();
+            diagnostics.volumes(volumes, store);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
                     metrics::csiPublish, apiClient);
             csi.start();
@@ -151,32 +144,7 @@ public final class AgentRuntime implements AutoCloseable {
             configWatcher.start();
             log.info("static mode: {} projection(s) from {}", config.projections().size(), settings.configFile());
         }
-        config.statusSocket().ifPresent(this::startStatus);
-    }
-
-    /** The status endpoint is for people; when it cannot start, tokens are written all the same. */
-    private void startStatus(Path socket) {
-        StatusEndpoint endpoint = new StatusEndpoint(socket, settings.nodeName(), scheduler, dir -> {
-            CsiVolumes v = volumes;
-            return v == null ? Optional.empty() : v.podOf(dir);
-        }, reads.watching() ? reads.tracker() : null, settings.config().rereadCheck(), clock);
-        try {
-            endpoint.start();
-            status = endpoint;
-            log.info("serving the status endpoint (explain) on {}", socket);
-        } catch (IOException e) {
-            log.warn("not serving the status endpoint: {}", e.getMessage());
-        }
-    }
-
-    /** A consumer that did not read its rotated token: one log line, and an Event when it is a pod's. */
-    private void notReread(ReadTracker.Finding finding) {
-        log.warn("{} was not opened since its token rotated at {}; its reader still holds a token that expires at {}",
-                finding.dir().dir().resolve(finding.projection().path()), finding.rotatedAt(), finding.heldExpiresAt());
-        CsiVolumes v = volumes;
-        if (v != null) {
-            v.notReread(finding);
-        }
+        diagnostics.serveStatus(scheduler);
     }
 
     /**
@@ -218,12 +186,9 @@ public final class AgentRuntime implements AutoCloseable {
         if (csi != null) {
             csi.close();
         }
-        if (status != null) {
-            status.close();
-        }
+        diagnostics.close();
         scheduler.close();
         timers.close();
-        reads.close();
         for (AutoCloseable c : closeLast) {
             try {
                 c.close();

@@ -27,7 +27,7 @@ import java.util.Optional;
  *    "files": [{"path": "token", "serviceAccount": "ns/sa", "audiences": ["vault"], "expirationSeconds": 600,
  *      "boundObject": {"kind": "Pod", "name": "...", "uid": "..."}, "state": "ready",
  *      "issuedAt": "...", "expiresAt": "...", "nextRefresh": "...", "lastError": "...", "lastErrorAt": "...",
- *      "lastRead": "...", "readCurrentToken": true, "rotatedAt": "...", "notRereadSince": "..."}]}]}
+ *      "lastRead": "...", "hasReader": true, "readCurrentToken": true, "rotatedAt": "...", "notRereadSince": "..."}]}]}
  * </pre>
  * Absent times are null; {@code audiences} is null when the API server's own are used.
  */
@@ -115,6 +115,7 @@ public final class StatusReport {
         if (reads.isPresent()) {
             ReadTracker.Reads seen = reads.get();
             time(out, "lastRead", seen.lastRead());
+            out.name("hasReader").value(seen.hasReader());
             out.name("readCurrentToken").value(seen.readCurrent());
             time(out, "rotatedAt", seen.rotatedAt());
             time(out, "notRereadSince", seen.notRereadSince());

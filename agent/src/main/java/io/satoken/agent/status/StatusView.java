@@ -124,16 +124,24 @@ public final class StatusView {
         if (!watching) {
             return "not watched (rereadCheck is off, or inotify is not available)";
         }
-        if (!file.has("lastRead") || file.get("lastRead").isJsonNull()) {
-            String rotated = stamp(file, "rotatedAt");
-            return rotated == null ? "none seen since the agent started"
-                    : "none seen of the token written at " + rotated;
+        boolean hasReader = file.has("hasReader") && file.get("hasReader").getAsBoolean();
+        String rotated = stamp(file, "rotatedAt");
+        String text;
+        if (string(file, "lastRead") == null) {
+            if (!hasReader) {
+                return "none seen since the agent started";
+            }
+            text = "before the agent started (its volume's record says so)";
+            if (rotated == null) {
+                return text + "; none since";
+            }
+            text += "; the new token was not opened (written at " + rotated + ")";
+        } else if (file.get("readCurrentToken").getAsBoolean()) {
+            return when(file, "lastRead", now, "?") + ", of the token now in the file";
+        } else {
+            text = when(file, "lastRead", now, "?") + ", before the rotation at " + rotated
+                    + "; the new token was not opened";
         }
-        String read = when(file, "lastRead", now, "?");
-        if (file.get("readCurrentToken").getAsBoolean()) {
-            return read + ", of the token now in the file";
-        }
-        String text = read + ", before the rotation at " + stamp(file, "rotatedAt") + "; the new token was not opened";
         String reported = stamp(file, "notRereadSince");
         return reported == null ? text + " (reported if not opened by " + threshold + " % of the old token's lifetime)"
                 : text + " (reported TokenNotReread at " + reported + ")";

@@ -169,6 +169,32 @@ class ReadTrackerTest {
     }
 
     @Test
+    void readerKnownFromBeforeARestart_missingTheRotation_isReported_andFirstReadsAreToldOnce() throws IOException {
+        List<String> firstReads = new ArrayList<>();
+        tracker = new ReadTracker(watches, clock, clock, 0.9, findings::add, (d, path) -> firstReads.add(path));
+        writer = new AtomicWriter(tmp, clock, tracker);
+        tracker.consumers(tmp, List.of("token")); // from the volume's record: read before this start
+        rotate();
+        clock.advance(Duration.ofSeconds(480));
+        rotate();
+        clock.advance(Duration.ofSeconds(60));
+        assertThat(findings).hasSize(1);
+        assertThat(firstReads).as("a reader already known is not told again").isEmpty();
+
+        consumerReads();
+        consumerReads();
+        Path other = Files.createDirectories(tmp.resolve("other"));
+        tracker = new ReadTracker(watches, clock, clock, 0.9, findings::add, (d, path) -> firstReads.add(path));
+        writer = new AtomicWriter(other, clock, tracker);
+        dir = new TokenDirectory("csi:vol-2", other, List.of(projection));
+        current = null;
+        rotate();
+        watches.open(tracker, other.resolve("token"));
+        watches.open(tracker, other.resolve("token"));
+        assertThat(firstReads).containsExactly("token");
+    }
+
+    @Test
     void threshold_outsideZeroToOne_isRefused() {
         assertThatThrownBy(() -> new ReadTracker(watches, clock, clock, 1.0, findings::add))
                 .hasMessageContaining("threshold");

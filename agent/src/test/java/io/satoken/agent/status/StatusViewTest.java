@@ -30,11 +30,21 @@ class StatusViewTest {
     }
 
     @Test
+    void lastRead_onlyBeforeTheAgentStarted_andTheRotationMissed_saysSoFromTheRecord() {
+        String text = view(true, "\"lastRead\": null, \"hasReader\": true, \"readCurrentToken\": false,"
+                + " \"rotatedAt\": \"2026-01-01T00:08:00Z\", \"notRereadSince\": \"2026-01-01T00:09:00Z\"").text();
+
+        assertThat(text).contains("last read:      before the agent started (its volume's record says so); the new "
+                + "token was not opened (written at 2026-01-01T00:08:00Z) (reported TokenNotReread at "
+                + "2026-01-01T00:09:00Z)");
+    }
+
+    @Test
     void lastRead_ofTheCurrentToken_noneSeen_orNotWatched() {
         assertThat(view(true, "\"lastRead\": \"2026-01-01T00:08:30Z\", \"readCurrentToken\": true,"
                 + " \"rotatedAt\": null, \"notRereadSince\": null").text())
                 .contains("last read:      2026-01-01T00:08:30Z (30s ago), of the token now in the file");
-        assertThat(view(true, "\"lastRead\": null, \"readCurrentToken\": false, \"rotatedAt\": null,"
+        assertThat(view(true, "\"lastRead\": null, \"hasReader\": false, \"readCurrentToken\": false, \"rotatedAt\": null,"
                 + " \"notRereadSince\": null").text()).contains("last read:      none seen since the agent started");
         assertThat(view(false, "").text()).contains("last read:      not watched");
     }
