@@ -11,11 +11,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -64,8 +62,7 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
      * @param lastRead when it last opened the file, before the rotation
      */
     public record Finding(TokenDirectory dir, Projection projection, Instant rotatedAt, Instant heldExpiresAt,
-            Instant lastRead) {
-    }
+            Instant lastRead) { }
 
     /**
      * What is known of one file's reads, for the status endpoint.
@@ -77,8 +74,7 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
      * @param notRereadSince when the file was reported not re-read, or null when it is not (or no longer)
      */
     public record Reads(Instant lastRead, boolean hasReader, boolean readCurrent, Instant rotatedAt,
-            Instant notRereadSince) {
-    }
+            Instant notRereadSince) { }
 
     private final Watches watches;
     private final TaskScheduler timers;
@@ -107,8 +103,7 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
         }
     }
 
-    private record Watch(Target target, long version, String prefix) {
-    }
+    private record Watch(Target target, long version, String prefix) { }
 
     /** A tracker that keeps no record of which files have readers. */
     public ReadTracker(Watches watches, TaskScheduler timers, InstantSource clock, double threshold,
@@ -291,8 +286,7 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
 
     private void forget(Target target) {
         targets.remove(target.dir);
-        List<FileReads> files = new ArrayList<>(target.files.values());
-        for (FileReads file : files) {
+        for (FileReads file : target.files.values()) {
             file.cancelCheck();
             if (file.flaggedAt != null) {
                 notReread--;

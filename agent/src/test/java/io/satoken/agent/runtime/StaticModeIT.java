@@ -133,7 +133,8 @@ class StaticModeIT {
         String identity = server.serviceAccountToken("satoken-system", "satoken-static-agent");
         String yaml = Files.readString(Path.of("../systemd/agent.yaml"))
                 .replace("dir: /var/run/satoken/", "dir: " + tmp + "/run/")
-                .replace("dir: /var/lib/satoken/", "dir: " + tmp + "/lib/");
+                .replace("dir: /var/lib/satoken/", "dir: " + tmp + "/lib/")
+                .replace("statusSocket: /run/satoken/", "statusSocket: " + tmp + "/run/");
         Path configFile = Files.writeString(tmp.resolve("agent.yaml"), yaml);
 
         try (AgentRuntime agent = start(server, yaml, configFile, identity)) {
