@@ -35,6 +35,7 @@ import io.satoken.e2e.node.ExecResult;
 import io.satoken.e2e.node.KubeletNode;
 import io.satoken.e2e.node.RunningPod;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -397,7 +398,7 @@ class CsiNodeE2E {
             return Commands.run("csi-node-explain-" + pod, List.of(E2E.agentLauncher().toString(), "explain",
                     "--config", agentConfig.toString(), namespace + "/" + pod), Duration.ofSeconds(60));
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);

@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -179,10 +180,10 @@ public final class CsiVolumes implements RefreshListener {
      * At start: resumes every recorded volume whose tmpfs is still mounted, adopting the tokens it holds;
      * forgets the others (the node restarted, or the volume was removed while the agent was down).
      *
-     * @return how many volumes were resumed
+     * @return the volumes resumed, as recorded
      */
-    public int resume() throws IOException {
-        int resumed = 0;
+    public List<PublishedVolume> resume() throws IOException {
+        List<PublishedVolume> resumed = new ArrayList<>();
         for (PublishedVolume volume : store.loadAll()) {
             Path target = volume.targetPath();
             if (!target.normalize().startsWith(podsDir) || !mounter.isMounted(target)) {
@@ -202,7 +203,7 @@ public final class CsiVolumes implements RefreshListener {
             scheduler.put(dir);
             log.info("resumed volume {} of pod {}: adopted {} of {} token(s)", volume.volumeId(), volume.pod(),
                     adopted, dir.keys().size());
-            resumed++;
+            resumed.add(volume);
         }
         return resumed;
     }

@@ -24,13 +24,19 @@ public final class ConsumerReads implements AutoCloseable {
     private final ReadTracker tracker;
     private volatile Inotify inotify;
 
-    private ConsumerReads(ReadTracker tracker) {
-        this.tracker = tracker;
+    /** Watching nothing. */
+    private ConsumerReads() {
+        this.tracker = null;
+    }
+
+    private ConsumerReads(int thresholdPercent, TaskScheduler timers, InstantSource clock,
+            Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
+        this.tracker = new ReadTracker(new InotifyWatches(), timers, clock, thresholdPercent / 100.0, sink, firstRead);
     }
 
     /** Watching nothing. */
     public static ConsumerReads off() {
-        return new ConsumerReads(null);
+        return new ConsumerReads();
     }
 
     /**
@@ -40,31 +46,25 @@ public final class ConsumerReads implements AutoCloseable {
      */
     public static ConsumerReads on(int thresholdPercent, TaskScheduler timers, InstantSource clock,
             Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
-        Holder holder = new Holder();
-        ConsumerReads reads = new ConsumerReads(new ReadTracker(holder, timers, clock, thresholdPercent / 100.0, sink,
-                firstRead));
-        holder.reads = reads;
-        return reads;
+        return new ConsumerReads(thresholdPercent, timers, clock, sink, firstRead);
     }
 
     /** The tracker's watches go to the inotify instance once {@link #start} has opened it. */
-    private static final class Holder implements ReadTracker.Watches {
-        ConsumerReads reads;
-
+    private final class InotifyWatches implements ReadTracker.Watches {
         @Override
         public int watchOpens(Path dir) throws IOException {
-            Inotify inotify = reads.inotify;
-            if (inotify == null) {
+            Inotify open = inotify;
+            if (open == null) {
                 throw new IOException("inotify is not open");
             }
-            return inotify.watchOpens(dir);
+            return open.watchOpens(dir);
         }
 
         @Override
         public void unwatch(int wd) {
-            Inotify inotify = reads.inotify;
-            if (inotify != null) {
-                inotify.unwatch(wd);
+            Inotify open = inotify;
+            if (open != null) {
+                open.unwatch(wd);
             }
         }
     }

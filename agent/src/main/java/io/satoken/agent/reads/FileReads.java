@@ -58,7 +58,6 @@ final class FileReads {
     }
 
     ReadTracker.Reads snapshot() {
-        return new ReadTracker.Reads(lastRead, everRead, lastReadVersion >= since && lastRead != null, rotatedAt,
-                flaggedAt);
+        return new ReadTracker.Reads(lastRead, everRead, lastReadVersion >= since, rotatedAt, flaggedAt);
     }
 }

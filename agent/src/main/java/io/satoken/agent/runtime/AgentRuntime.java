@@ -5,6 +5,7 @@ import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.csi.CsiServer;
 import io.satoken.agent.csi.CsiVolumes;
 import io.satoken.agent.csi.PodReader;
+import io.satoken.agent.csi.PublishedVolume;
 import io.satoken.agent.csi.TmpfsMounter;
 import io.satoken.agent.csi.VolumeStore;
 import io.satoken.agent.metrics.AgentMetrics;
@@ -129,12 +130,12 @@ public final class AgentRuntime implements AutoCloseable {
             store.create();
             volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), PodReader.api(apiClient), scheduler,
                     adoption, events);
-            int resumed = volumes.resume();
-            diagnostics.volumes(volumes, store);
+            List<PublishedVolume> resumed = volumes.resume();
+            diagnostics.volumes(volumes, store, resumed);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
                     metrics::csiPublish, apiClient);
             csi.start();
-            log.info("CSI mode: node {}, {} volume(s) resumed", settings.nodeName(), resumed);
+            log.info("CSI mode: node {}, {} volume(s) resumed", settings.nodeName(), resumed.size());
         }
         if (config.mode().statics()) {
             statics = new StaticTokens(scheduler, adoption, clock);

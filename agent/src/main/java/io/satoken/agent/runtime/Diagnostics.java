@@ -15,6 +15,7 @@ import io.satoken.agent.status.StatusEndpoint;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,16 +62,14 @@ final class Diagnostics implements AutoCloseable {
 
     /**
      * The CSI volumes, once resumed: their pods get the Events, their records keep which files have readers, and
-     * the readers recorded before this start are known again.
+     * the readers {@code resumed} recorded before this start are known again.
      */
-    void volumes(CsiVolumes resumed, VolumeStore records) throws IOException {
-        volumes = resumed;
+    void volumes(CsiVolumes published, VolumeStore records, List<PublishedVolume> resumed) {
+        volumes = published;
         store = records;
         ReadTracker tracker = reads.tracker();
         if (tracker != null) {
-            for (PublishedVolume volume : records.loadAll()) {
-                tracker.consumers(volume.targetPath(), volume.readFiles());
-            }
+            resumed.forEach(volume -> tracker.consumers(volume.targetPath(), volume.readFiles()));
         }
     }
 
@@ -83,7 +82,7 @@ final class Diagnostics implements AutoCloseable {
         StatusEndpoint endpoint = new StatusEndpoint(socket.get(), node, scheduler, dir -> {
             CsiVolumes v = volumes;
             return v == null ? Optional.empty() : v.podOf(dir);
-        }, reads.watching() ? reads.tracker() : null, config.rereadCheck(), clock);
+        }, reads.watching() ? reads.tracker() : null, config.rereadCheck().thresholdPercent(), clock);
         try {
             endpoint.start();
             status = endpoint;

@@ -1,6 +1,5 @@
 package io.satoken.agent.status;
 
-import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ReadTracker;
@@ -33,22 +32,23 @@ public final class StatusEndpoint implements AutoCloseable {
     private final RefreshScheduler scheduler;
     private final Function<TokenDirectory, Optional<PodIdentity>> podOf;
     private final ReadTracker tracker;
-    private final AgentConfig.RereadCheck reread;
+    private final int thresholdPercent;
     private final InstantSource clock;
     private final UnixSocketServer server;
 
     /**
      * @param podOf the pod whose volume a directory is, if it is one
      * @param tracker the read tracker, or null when reads are not watched
+     * @param thresholdPercent the config's rereadThresholdPercent, which the report shows
      */
     public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler,
-            Function<TokenDirectory, Optional<PodIdentity>> podOf, ReadTracker tracker,
-            AgentConfig.RereadCheck reread, InstantSource clock) {
+            Function<TokenDirectory, Optional<PodIdentity>> podOf, ReadTracker tracker, int thresholdPercent,
+            InstantSource clock) {
         this.node = node;
         this.scheduler = scheduler;
         this.podOf = podOf;
         this.tracker = tracker;
-        this.reread = reread;
+        this.thresholdPercent = thresholdPercent;
         this.clock = clock;
         this.server = new UnixSocketServer(socket, this::answer, "satoken-status");
     }
@@ -94,7 +94,7 @@ public final class StatusEndpoint implements AutoCloseable {
     }
 
     private String report(List<StatusReport.Entry> entries) {
-        return StatusReport.json(node, clock.instant(), reread.enabled(), reread.thresholdPercent(), entries, tracker);
+        return StatusReport.json(node, clock.instant(), thresholdPercent, entries, tracker);
     }
 
     @Override

@@ -41,16 +41,16 @@ public final class StatusReport {
     }
 
     /**
-     * @param tracker the read tracker, or null when reads are not watched
+     * @param tracker the read tracker, or null when reads are not watched (rereadCheck off, or no inotify)
      */
-    public static String json(String node, Instant now, boolean rereadEnabled, int thresholdPercent,
-            List<Entry> entries, ReadTracker tracker) {
+    public static String json(String node, Instant now, int thresholdPercent, List<Entry> entries,
+            ReadTracker tracker) {
         StringWriter text = new StringWriter();
         try (JsonWriter out = new JsonWriter(text)) {
             out.beginObject();
             out.name("node").value(node);
             out.name("time").value(now.toString());
-            out.name("rereadCheck").beginObject().name("enabled").value(rereadEnabled && tracker != null)
+            out.name("rereadCheck").beginObject().name("enabled").value(tracker != null)
                     .name("thresholdPercent").value(thresholdPercent).endObject();
             out.name("directories").beginArray();
             for (Entry entry : entries) {

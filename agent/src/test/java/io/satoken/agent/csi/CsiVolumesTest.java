@@ -549,7 +549,7 @@ class CsiVolumesTest {
 
         ScriptedTokenSource afterRestart = new ScriptedTokenSource(issuer);
         agent = new Agent(afterRestart, IssuerKeys.parse(issuer.publicJwksJson()));
-        assertThat(agent.volumes.resume()).isEqualTo(1);
+        assertThat(agent.volumes.resume()).hasSize(1);
         clock.runDue();
 
         assertThat(afterRestart.calls()).as("TokenRequests for still-valid tokens").isZero();
@@ -574,7 +574,7 @@ class CsiVolumesTest {
 
         ScriptedTokenSource afterRestart = new ScriptedTokenSource(clock, Duration.ofHours(1));
         agent = new Agent(afterRestart);
-        assertThat(agent.volumes.resume()).isZero();
+        assertThat(agent.volumes.resume()).isEmpty();
         clock.runDue();
 
         assertThat(agent.store.loadAll()).isEmpty();
@@ -589,7 +589,7 @@ class CsiVolumesTest {
         agent.store.save(new PublishedVolume(VOLUME, elsewhere, WEB, List.of(
                 new Projection(new TokenKey("shop", "app", null, 3600, BOUND), "token", 0644, null, null))));
 
-        assertThat(agent.volumes.resume()).isZero();
+        assertThat(agent.volumes.resume()).isEmpty();
         clock.runDue();
 
         assertThat(agent.store.loadAll()).isEmpty();

@@ -39,7 +39,7 @@ public final class StatusFixture implements AutoCloseable {
         harness.clock().runDue();
         endpoint = new StatusEndpoint(tmp.resolve("status.sock"), "node-1", harness.scheduler(),
                 dir -> dir.name().equals(pod.name()) ? Optional.of(POD) : Optional.empty(), null,
-                AgentConfig.RereadCheck.DEFAULT, harness.clock());
+                AgentConfig.RereadCheck.DEFAULT_THRESHOLD, harness.clock());
     }
 
     /** Writes both directories and starts the endpoint. */
