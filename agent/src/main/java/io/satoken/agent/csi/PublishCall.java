@@ -2,6 +2,7 @@ package io.satoken.agent.csi;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.agent.csi.wire.NodePublishVolumeRequest;
 import io.satoken.agent.csi.wire.NodePublishVolumeResponse;
 import java.time.Duration;
@@ -56,6 +57,13 @@ final class PublishCall {
             if (!request.hasVolumeCapability() || !request.getVolumeCapability().hasMount()) {
                 throw new CsiException(Status.Code.INVALID_ARGUMENT,
                         "volume_capability: must be a mount volume; tokens.satoken.io has no block volumes");
+            }
+            if (!request.getReadonly()) {
+                // A writable volume would let the pod plant links and files where the agent, as root, writes,
+                // chmods and deletes at every refresh: the volume is the agent's to write, the pod's to read.
+                throw new CsiException(Status.Code.INVALID_ARGUMENT, "csi.readOnly: must be true: "
+                        + CsiVolumeAttributes.DRIVER + " volumes are read-only for the pod; set readOnly: true on the"
+                        + " pod's csi volume");
             }
             volumes.publish(request.getVolumeId(), request.getTargetPath(), request.getVolumeContextMap())
                     .orTimeout(CsiServer.PUBLISH_WAIT.toSeconds(), TimeUnit.SECONDS)

@@ -96,6 +96,8 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
         long version;
         /** The current version's watches, by descriptor, each with its directory's prefix in the payload. */
         final Map<Integer, String> wds = new HashMap<>();
+        /** The current version's payload paths: an open of any other name in its directories is not a read. */
+        Set<String> paths = Set.of();
         final Map<String, FileReads> files = new HashMap<>();
 
         Target(Path dir) {
@@ -153,6 +155,7 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
         Target target = targets.computeIfAbsent(targetDir, Target::new);
         target.version++;
         target.wds.clear();
+        target.paths = Set.copyOf(paths);
         Set<String> prefixes = new LinkedHashSet<>();
         paths.forEach(p -> prefixes.add(p.substring(0, p.lastIndexOf('/') + 1)));
         for (String prefix : prefixes) {
@@ -213,6 +216,10 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
                 return;
             }
             path = watch.prefix + name;
+            if (!watch.target.paths.contains(path)) {
+                // not a file the writer put there (a name planted in a writable volume): nothing to track
+                return;
+            }
             FileReads file = watch.target.files.computeIfAbsent(path, p -> new FileReads());
             if (!file.everRead) {
                 first = watch.target.directory;

@@ -3,9 +3,9 @@ package io.satoken.agent.token;
 import com.nimbusds.jwt.SignedJWT;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.write.PublishedFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.text.ParseException;
 import java.time.Instant;
@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A file's token is adopted when all of these hold:
  * <ol>
- *   <li>it is a readable regular file (through the {@code ..data} link) of at most 64 KiB that parses as a JWT
- *       with {@code iat} and {@code exp};</li>
+ *   <li>it is a readable regular file of at most 64 KiB in the version {@code ..data} names, reached without
+ *       following any link but {@code ..data} itself ({@link PublishedFile}), that parses as a JWT with
+ *       {@code iat} and {@code exp};</li>
  *   <li>its signature verifies against the API server's ServiceAccount public keys ({@link IssuerKeys}, read
  *       once per start). The claims below are only worth checking once the token is known to be the API
  *       server's: a file on disk is not proof of anything, since whoever could write it could have written
@@ -49,7 +50,7 @@ import org.slf4j.LoggerFactory;
 public final class TokenAdoption {
 
     private static final Logger log = LoggerFactory.getLogger(TokenAdoption.class);
-    private static final long MAX_TOKEN_BYTES = 64 * 1024;
+    private static final int MAX_TOKEN_BYTES = 64 * 1024;
 
     private final TokenCache cache;
     private final Optional<List<String>> defaultAudiences;
@@ -71,7 +72,7 @@ public final class TokenAdoption {
     public int adopt(TokenDirectory dir) {
         int adopted = 0;
         for (Projection p : dir.projections()) {
-            Optional<IssuedToken> token = read(dir.dir().resolve(p.path()), p.key());
+            Optional<IssuedToken> token = read(dir.dir(), p.path(), p.key());
             if (token.isPresent() && cache.adopt(p.key(), token.get())) {
                 adopted++;
             }
@@ -79,13 +80,15 @@ public final class TokenAdoption {
         return adopted;
     }
 
-    private Optional<IssuedToken> read(Path file, TokenKey key) {
+    private Optional<IssuedToken> read(Path dir, String path, TokenKey key) {
+        Path file = dir.resolve(path);
         String jwt;
         try {
-            if (!Files.isRegularFile(file) || Files.size(file) > MAX_TOKEN_BYTES) {
+            Optional<byte[]> content = PublishedFile.read(dir, path, MAX_TOKEN_BYTES);
+            if (content.isEmpty()) {
                 return Optional.empty();
             }
-            jwt = Files.readString(file, StandardCharsets.US_ASCII).strip();
+            jwt = new String(content.get(), StandardCharsets.US_ASCII).strip();
         } catch (IOException | RuntimeException e) {
             log.debug("not adopting {}: {}", file, e.toString());
             return Optional.empty();

@@ -5,10 +5,14 @@ import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 import io.satoken.common.paths.PayloadPathException;
 import java.io.IOException;
 import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.NotLinkException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.InstantSource;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -16,7 +20,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Writes a set of files into a target directory so that readers see either the whole old set or the
@@ -34,6 +41,8 @@ import java.util.regex.Pattern;
  */
 public final class AtomicWriter implements DirectoryWriter {
 
+    private static final Logger log = LoggerFactory.getLogger(AtomicWriter.class);
+
     static final String DATA_DIR = "..data";
     static final String DATA_TMP = "..data_tmp";
     /** AW-1: {@code ..} + UTC time + {@code .} + the temp-dir call's random digits. */
@@ -43,9 +52,9 @@ public final class AtomicWriter implements DirectoryWriter {
 
     private final Path targetDir;
     private final InstantSource clock;
-    private final boolean unixView;
     private final DataLinks links;
     private final VersionObserver observer;
+    private UserPrincipal writerUser;
 
     /** The dir this writer last published and the paths it put there, children before parents. */
     private String publishedName;
@@ -67,7 +76,6 @@ public final class AtomicWriter implements DirectoryWriter {
         this.observer = Objects.requireNonNull(observer, "observer");
         this.targetDir = Objects.requireNonNull(targetDir, "targetDir");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.unixView = targetDir.getFileSystem().supportedFileAttributeViews().contains("unix");
         this.links = new DataLinks(targetDir);
     }
 
@@ -112,17 +120,23 @@ public final class AtomicWriter implements DirectoryWriter {
         // 1. AW-7
         CleanPayload files = CleanPayload.of(payload);
         DirectoryAccess access = DirectoryAccess.of(files.files().values());
+        try (OpenDir target = openTarget()) {
+            return write(target, files, access);
+        }
+    }
 
+    private boolean write(OpenDir target, CleanPayload files, DirectoryAccess access) throws IOException {
         // 2. AW-8
-        String oldDirName = publishedDirName();
+        String oldDirName = publishedDirName(target);
 
         // 3. and 4. AW-9, AW-10
+        VersionDiff diff = null;
         if (oldDirName != null) {
             observer.comparing(targetDir, targetDir.resolve(oldDirName));
+            try (OpenDir oldDir = target.openChild(oldDirName)) {
+                diff = VersionDiff.compute(oldDir, oldDirName.equals(publishedName) ? publishedPaths : null, files);
+            }
         }
-        VersionDiff diff = oldDirName == null ? null
-                : VersionDiff.compute(targetDir.resolve(oldDirName),
-                        oldDirName.equals(publishedName) ? publishedPaths : null, files, unixView);
         if (diff != null && !diff.changed() && !diff.hasPathsToRemove()
                 && accessHeld(access, targetDir.resolve(oldDirName))) {
             observer.current(targetDir, targetDir.resolve(oldDirName), files.files().keySet());
@@ -133,7 +147,7 @@ public final class AtomicWriter implements DirectoryWriter {
                 publishedPaths = files.pathsDeepestFirst();
             }
             if (sweepPending) {
-                removeLeftovers(oldDirName);
+                removeLeftovers(target, oldDirName);
             }
             return false;
         }
@@ -143,9 +157,11 @@ public final class AtomicWriter implements DirectoryWriter {
                 VersionFiles.DIR_ATTRIBUTE);
         String newDirName = newDir.getFileName().toString();
         try {
-            access.applyTo(newDir);
-            // 6. AW-6
-            VersionFiles.write(newDir, files, access, unixView);
+            try (OpenDir version = target.openChild(newDirName)) {
+                version.apply(access);
+                // 6. AW-6
+                VersionFiles.write(version, files, access);
+            }
             // 7.
             if (ownedByWriter(newDir)) {
                 access.applyTo(targetDir);
@@ -154,7 +170,7 @@ public final class AtomicWriter implements DirectoryWriter {
             links.switchData(newDirName); // 8. and 9. AW-12
         } catch (IOException | RuntimeException e) {
             sweepPending = true;
-            deleteQuietly(newDir, e);
+            deleteQuietly(target, newDirName, e);
             if (oldDirName != null) { // still the current version
                 observer.current(targetDir, targetDir.resolve(oldDirName), publishedPaths(oldDirName, files));
             }
@@ -181,10 +197,10 @@ public final class AtomicWriter implements DirectoryWriter {
         // 12.
         try {
             if (oldDirName != null) {
-                OldVersions.deleteOldDir(targetDir.resolve(oldDirName), diff.entries());
+                target.deleteTree(oldDirName);
             }
             if (sweepPending && failure == null) {
-                OldVersions.deleteStrayDirs(targetDir, newDirName);
+                OldVersions.deleteStrayDirs(target, newDirName);
                 sweepPending = false;
             }
         } catch (IOException e) {
@@ -206,7 +222,9 @@ public final class AtomicWriter implements DirectoryWriter {
      * that {@code ..data} does not point to. Nothing else is touched.
      */
     public synchronized void cleanUp() throws IOException {
-        removeLeftovers(publishedDirName());
+        try (OpenDir target = openTarget()) {
+            removeLeftovers(target, publishedDirName(target));
+        }
     }
 
     /**
@@ -218,16 +236,15 @@ public final class AtomicWriter implements DirectoryWriter {
         if (!Files.isDirectory(targetDir, NOFOLLOW_LINKS)) {
             return;
         }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(targetDir)) {
-            for (Path entry : entries) {
-                String name = entry.getFileName().toString();
+        try (OpenDir target = OpenDir.open(targetDir)) {
+            for (String name : target.names()) {
                 if (!name.startsWith("..")) {
                     links.deleteOwn(name);
                 }
             }
+            Files.deleteIfExists(targetDir.resolve(DATA_DIR));
+            removeLeftovers(target, null);
         }
-        Files.deleteIfExists(targetDir.resolve(DATA_DIR));
-        removeLeftovers(null);
         publishedName = null;
         publishedPaths = null;
         sweepPending = true;
@@ -238,27 +255,58 @@ public final class AtomicWriter implements DirectoryWriter {
         }
     }
 
-    private void removeLeftovers(String keep) throws IOException {
+    private void removeLeftovers(OpenDir target, String keep) throws IOException {
         Files.deleteIfExists(targetDir.resolve(DATA_TMP));
-        OldVersions.deleteStrayDirs(targetDir, keep);
+        OldVersions.deleteStrayDirs(target, keep);
         sweepPending = false;
     }
 
-    /** The base name {@code ..data} points to; null when there is none yet. AW-16 is checked here. */
-    private String publishedDirName() throws IOException {
-        Path target;
+    /** Opens the target dir; AW-16: a missing one fails the write. */
+    private OpenDir openTarget() throws IOException {
         try {
-            target = Files.readSymbolicLink(targetDir.resolve(DATA_DIR));
-        } catch (NoSuchFileException e) {
-            if (!Files.isDirectory(targetDir)) {
-                throw new NoSuchFileException(targetDir.toString(), null, "target directory does not exist");
-            }
+            return OpenDir.open(targetDir);
+        } catch (NoSuchFileException | NotDirectoryException e) {
+            throw new NoSuchFileException(targetDir.toString(), null, "target directory does not exist");
+        }
+    }
+
+    /**
+     * The base name {@code ..data} points to, when it is a version this writer's user made: a directory (not a
+     * link) of that name in the target dir, owned by the writer's user. Null when there is none yet, or when
+     * {@code ..data} points anywhere else: the next swap replaces such a link, and its target is never walked,
+     * read or deleted through it.
+     */
+    private String publishedDirName(OpenDir target) throws IOException {
+        Path link;
+        try {
+            link = Files.readSymbolicLink(targetDir.resolve(DATA_DIR));
+        } catch (NoSuchFileException | NotLinkException e) {
             return null;
         }
-        String name = target.toString();
-        // Only a dir this writer made is walked and later deleted. A ..data pointing elsewhere is
-        // replaced by the next swap, but its target is left alone.
-        return TIMESTAMPED_DIR.matcher(name).matches() ? name : null;
+        String name = link.toString();
+        if (!TIMESTAMPED_DIR.matcher(name).matches()) {
+            return null;
+        }
+        Optional<PosixFileAttributes> attrs = target.attributes(name);
+        if (attrs.isEmpty() || !attrs.get().isDirectory() || !attrs.get().owner().equals(writerUser(target))) {
+            log.warn("{}: {} points to {}, which is not a directory this writer made; it is replaced, never followed",
+                    targetDir, DATA_DIR, name);
+            return null;
+        }
+        return name;
+    }
+
+    /**
+     * The user whose directories this writer trusts: the process's own, the owner of every version it makes.
+     * An in-memory file system (tests) has no process users; there it is the default owner of its files.
+     */
+    private UserPrincipal writerUser(OpenDir target) throws IOException {
+        if (writerUser == null) {
+            writerUser = targetDir.getFileSystem() == FileSystems.getDefault()
+                    ? target.user(ProcessUser.effectiveUid())
+                    : target.attributes().owner();
+        }
+        return writerUser;
     }
 
     /** The files of the version this writer published, else (not known without a walk) those of the payload. */
@@ -279,9 +327,9 @@ public final class AtomicWriter implements DirectoryWriter {
         return Files.getOwner(targetDir).equals(Files.getOwner(ownDir, NOFOLLOW_LINKS));
     }
 
-    private static void deleteQuietly(Path path, Exception cause) {
+    private static void deleteQuietly(OpenDir target, String name, Exception cause) {
         try {
-            Directories.delete(path);
+            target.deleteTree(name);
         } catch (IOException | RuntimeException e) {
             cause.addSuppressed(e);
         }

@@ -1,8 +1,6 @@
 package io.satoken.agent.write;
 
 import java.io.IOException;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -24,20 +22,12 @@ public final class Directories {
     }
 
     /**
-     * Deletes a file or a whole tree; a path already gone is fine. Links are deleted, never followed, so
-     * a link inside the tree cannot make this delete anything outside it.
+     * Deletes a file or a whole tree; a path already gone is fine. Links are deleted, never followed, and each
+     * level is reached through the directory above it, held open, so a link inside the tree, even one swapped in
+     * while this runs, cannot make this delete anything outside it.
      */
     public static void delete(Path path) throws IOException {
-        try {
-            Files.deleteIfExists(path);
-        } catch (DirectoryNotEmptyException e) {
-            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
-                for (Path child : children) {
-                    delete(child);
-                }
-            }
-            Files.deleteIfExists(path);
-        }
+        OpenDir.deleteTree(path);
     }
 
     /**

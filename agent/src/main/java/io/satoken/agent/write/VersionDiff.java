@@ -1,22 +1,17 @@
 package io.satoken.agent.write;
 
-import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
+import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
-import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -25,38 +20,34 @@ import java.util.Set;
  *
  * <p>Only payload paths are read; a path that is not in the payload is noted without a stat. Once a
  * change is known, content is no longer read and directories are no longer entered. When the writer
- * itself published the old dir, it passes the paths it wrote there and the dir is not listed at all.
+ * itself published the old dir, it passes the paths it wrote there and the dir is not listed at all. Every
+ * entry is reached through the directory above it, held open, and no link is followed ({@link OpenDir}): a
+ * link where the payload has a file or a directory is a change, never a way out of the volume.
  */
 final class VersionDiff {
 
     private final Map<String, FileContent> payload;
     private final Set<String> ancestors;
     private final int payloadSize;
-    private final boolean unixView;
 
     private boolean changed;
     private boolean hasPathsToRemove;
     private int payloadFilesSeen;
     private final Set<String> topLevelToRemove = new LinkedHashSet<>();
-    /** Every entry seen, children before their directory, so they can be deleted in this order. */
-    private final List<Path> entries = new ArrayList<>();
 
-    private VersionDiff(CleanPayload payload, boolean unixView) {
+    private VersionDiff(CleanPayload payload) {
         this.payload = payload.files();
         this.ancestors = payload.ancestors();
         this.payloadSize = payload.files().size();
-        this.unixView = unixView;
     }
 
     /**
-     * Walks {@code oldDir} once against the cleaned payload.
+     * Walks the old dir once against the cleaned payload, through its open descriptor: no link in it is followed.
      *
      * @param knownPaths the paths the writer put in {@code oldDir}, children before parents, or null to list it
-     * @param unixView whether the file system has the {@code unix} attribute view (mode, uid, gid in one stat)
      */
-    static VersionDiff compute(Path oldDir, List<String> knownPaths, CleanPayload payload, boolean unixView)
-            throws IOException {
-        VersionDiff diff = new VersionDiff(payload, unixView);
+    static VersionDiff compute(OpenDir oldDir, List<String> knownPaths, CleanPayload payload) throws IOException {
+        VersionDiff diff = new VersionDiff(payload);
         try {
             if (knownPaths != null) {
                 diff.visitKnown(oldDir, knownPaths);
@@ -64,7 +55,7 @@ final class VersionDiff {
                 diff.walk(oldDir, "");
             }
         } catch (NoSuchFileException e) {
-            // ..data points to a dir that is gone: nothing to compare with or remove, write afresh
+            // a dir of the old version is gone: nothing to compare with, write afresh
             diff.changed = true;
         }
         if (diff.payloadFilesSeen < diff.payloadSize) {
@@ -88,18 +79,13 @@ final class VersionDiff {
         return topLevelToRemove;
     }
 
-    /** The old dir's entries seen in the walk, children before parents; unvisited subtrees are not listed. */
-    List<Path> entries() {
-        return entries;
-    }
-
-    /** Like {@link #walk}, over the paths the writer knows it put there: its own dirs need no visit. */
-    private void visitKnown(Path oldDir, List<String> knownPaths) throws IOException {
+    /** Like {@link #walk}, over the paths the writer knows it put there: its own dirs need no listing. */
+    private void visitKnown(OpenDir oldDir, List<String> knownPaths) throws IOException {
         for (String rel : knownPaths) {
             FileContent want = payload.get(rel);
             if (want != null) {
                 payloadFilesSeen++;
-                if (!changed && !sameFile(oldDir.resolve(rel), want)) {
+                if (!changed && !sameFile(oldDir, rel, want)) {
                     changed = true;
                 }
             } else if (!ancestors.contains(rel)) {
@@ -108,79 +94,78 @@ final class VersionDiff {
                     topLevelToRemove.add(rel);
                 }
             }
-            entries.add(oldDir.resolve(rel));
         }
     }
 
-    private void walk(Path dir, String prefix) throws IOException {
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
-            for (Path entry : stream) {
-                String name = entry.getFileName().toString();
-                String rel = prefix.isEmpty() ? name : prefix + '/' + name;
-                FileContent want = payload.get(rel);
-                if (want != null) {
-                    payloadFilesSeen++;
-                    if (!changed && !sameFile(entry, want)) {
-                        changed = true;
-                    }
-                } else if (ancestors.contains(rel)) {
-                    if (!changed) {
-                        try {
-                            walk(entry, rel);
-                        } catch (NotDirectoryException e) {
-                            changed = true; // AW-14: a file where the payload needs a dir
+    private void walk(OpenDir dir, String prefix) throws IOException {
+        for (String name : dir.names()) {
+            String rel = prefix.isEmpty() ? name : prefix + '/' + name;
+            FileContent want = payload.get(rel);
+            if (want != null) {
+                payloadFilesSeen++;
+                if (!changed && !sameFile(dir, name, want)) {
+                    changed = true;
+                }
+            } else if (ancestors.contains(rel)) {
+                if (!changed) {
+                    Optional<PosixFileAttributes> attrs = dir.attributes(name);
+                    if (attrs.isPresent() && attrs.get().isDirectory()) {
+                        try (OpenDir sub = dir.openChild(name)) {
+                            walk(sub, rel);
                         }
-                    }
-                } else {
-                    hasPathsToRemove = true;
-                    if (prefix.isEmpty()) {
-                        topLevelToRemove.add(name);
+                    } else {
+                        changed = true; // AW-14: a file (or a link) where the payload needs a dir
                     }
                 }
-                entries.add(entry);
+            } else {
+                hasPathsToRemove = true;
+                if (prefix.isEmpty()) {
+                    topLevelToRemove.add(name);
+                }
             }
+        }
+    }
+
+    /** {@link #sameFile(OpenDir, String, FileContent)} for a path below {@code root}, each dir opened in turn. */
+    private boolean sameFile(OpenDir root, String rel, FileContent want) throws IOException {
+        int slash = rel.indexOf('/');
+        if (slash < 0) {
+            return sameFileIn(root, rel, want);
+        }
+        try (OpenDir sub = root.openChild(rel.substring(0, slash))) {
+            return sameFile(sub, rel.substring(slash + 1), want);
+        } catch (FileSystemException goneOrNotADir) { // a link is not followed: ELOOP
+            return false;
         }
     }
 
     /**
-     * Whether {@code file} already is {@code want}. Unlike upstream, mode and owner count too (a narrowed
-     * mode must apply at once), and a directory where a file should be is a change, not an error (AW-14).
+     * Whether the entry {@code name} of {@code dir} already is {@code want}. Unlike upstream, mode and owner count
+     * too (a narrowed mode must apply at once), and a directory or a link where a file should be is a change, not
+     * an error (AW-14).
      */
-    private boolean sameFile(Path file, FileContent want) throws IOException {
-        try {
-            return sameFileOrThrow(file, want);
-        } catch (NoSuchFileException gone) {
+    private static boolean sameFileIn(OpenDir dir, String name, FileContent want) throws IOException {
+        Optional<PosixFileAttributes> found = dir.attributes(name);
+        if (found.isEmpty()) {
             return false;
         }
-    }
-
-    private boolean sameFileOrThrow(Path file, FileContent want) throws IOException {
-        long size;
-        if (unixView) {
-            Map<String, Object> attrs = Files.readAttributes(file, "unix:mode,uid,gid,size,isRegularFile", NOFOLLOW_LINKS);
-            if (!(Boolean) attrs.get("isRegularFile")
-                    || ((Integer) attrs.get("mode") & 0777) != want.mode()
-                    || (want.uid() != null && !want.uid().equals(attrs.get("uid")))
-                    || (want.gid() != null && !want.gid().equals(attrs.get("gid")))) {
-                return false;
-            }
-            size = (Long) attrs.get("size");
-        } else {
-            PosixFileAttributes attrs = Files.readAttributes(file, PosixFileAttributes.class, NOFOLLOW_LINKS);
-            if (!attrs.isRegularFile() || modeOf(attrs.permissions()) != want.mode()) {
-                return false;
-            }
-            size = attrs.size();
+        PosixFileAttributes attrs = found.get();
+        if (!attrs.isRegularFile() || modeOf(attrs.permissions()) != want.mode()
+                || (want.uid() != null && !dir.user(want.uid()).equals(attrs.owner()))
+                || (want.gid() != null && !dir.group(want.gid()).equals(attrs.group()))) {
+            return false;
         }
         byte[] data = want.sharedData();
-        if (size != data.length) {
+        if (attrs.size() != data.length) {
             return false;
         }
         ByteBuffer buffer = ByteBuffer.allocate(data.length);
-        try (SeekableByteChannel channel = Files.newByteChannel(file)) {
+        try (SeekableByteChannel channel = dir.readFile(name)) {
             while (buffer.hasRemaining() && channel.read(buffer) >= 0) {
                 // read until full or end of file
             }
+        } catch (NoSuchFileException gone) {
+            return false;
         }
         return !buffer.hasRemaining() && Arrays.equals(buffer.array(), data);
     }

@@ -1,20 +1,15 @@
 package io.satoken.agent.write;
 
-import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
-import static java.nio.file.StandardOpenOption.CREATE_NEW;
-import static java.nio.file.StandardOpenOption.WRITE;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -28,46 +23,64 @@ final class VersionFiles {
     private VersionFiles() {
     }
 
-    /** Step 6: writes every file of the payload under {@code dir}, making its subdirectories on the way. */
-    static void write(Path dir, CleanPayload files, DirectoryAccess access, boolean unixView) throws IOException {
-        Set<String> madeDirs = new HashSet<>();
-        for (Map.Entry<String, FileContent> e : files.files().entrySet()) {
-            String rel = e.getKey();
-            FileContent content = e.getValue();
-            for (int slash = rel.indexOf('/'); slash > 0; slash = rel.indexOf('/', slash + 1)) {
-                String sub = rel.substring(0, slash);
-                if (madeDirs.add(sub)) {
-                    Path subDir = Files.createDirectory(dir.resolve(sub), DIR_ATTRIBUTE);
-                    access.applyTo(subDir); // never writable but by the writer
+    /**
+     * Step 6: writes every file of the payload into the open new version dir, making its subdirectories on the
+     * way. Every file is created, chmodded and chowned relative to the directory that holds it, never by a path
+     * that a link could redirect (see {@link OpenDir}).
+     */
+    static void write(OpenDir dir, CleanPayload files, DirectoryAccess access) throws IOException {
+        Map<String, OpenDir> dirs = new HashMap<>();
+        dirs.put("", dir);
+        try {
+            for (Map.Entry<String, FileContent> e : files.files().entrySet()) {
+                String rel = e.getKey();
+                FileContent content = e.getValue();
+                int slash = rel.lastIndexOf('/');
+                OpenDir parent = slash < 0 ? dir : subDir(dirs, rel.substring(0, slash), access);
+                String name = rel.substring(slash + 1);
+                Set<PosixFilePermission> mode = permissions(content.mode());
+                // Created with its own mode, never the umask's default: a token must not be readable by
+                // others even until the chmod. umask can only narrow it.
+                try (SeekableByteChannel channel = parent.createFile(name, PosixFilePermissions.asFileAttribute(mode))) {
+                    ByteBuffer data = ByteBuffer.wrap(content.sharedData());
+                    while (data.hasRemaining()) {
+                        channel.write(data);
+                    }
+                }
+                PosixFileAttributeView view = parent.view(name);
+                view.setPermissions(mode); // exactly the mode, whatever the umask took away
+                if (content.uid() != null) {
+                    view.setOwner(parent.user(content.uid()));
+                }
+                if (content.gid() != null) {
+                    view.setGroup(parent.group(content.gid()));
                 }
             }
-            Path file = dir.resolve(rel);
-            Set<PosixFilePermission> mode = permissions(content.mode());
-            // Created with its own mode, never the umask's default: a token must not be readable by
-            // others even until the chmod. umask can only narrow it.
-            try (SeekableByteChannel channel = Files.newByteChannel(
-                    file, EnumSet.of(CREATE_NEW, WRITE), PosixFilePermissions.asFileAttribute(mode))) {
-                ByteBuffer data = ByteBuffer.wrap(content.sharedData());
-                while (data.hasRemaining()) {
-                    channel.write(data);
+        } finally {
+            for (OpenDir open : dirs.values()) {
+                if (open != dir) {
+                    open.close();
                 }
-            }
-            Files.setPosixFilePermissions(file, mode); // exactly the mode, whatever the umask took away
-            if (content.uid() != null) {
-                setOwner(file, "unix:uid", content.uid(), unixView);
-            }
-            if (content.gid() != null) {
-                setOwner(file, "unix:gid", content.gid(), unixView);
             }
         }
     }
 
-    private static void setOwner(Path file, String attribute, int id, boolean unixView) throws IOException {
-        if (!unixView) {
-            throw new FileSystemException(file.toString(), null,
-                    attribute + ": cannot set " + id + ", the file system has no unix attribute view");
+    /** The open subdirectory {@code rel} of the version dir, made with the readers' access when new. */
+    private static OpenDir subDir(Map<String, OpenDir> dirs, String rel, DirectoryAccess access) throws IOException {
+        OpenDir open = dirs.get(rel);
+        if (open != null) {
+            return open;
         }
-        Files.setAttribute(file, attribute, id, NOFOLLOW_LINKS);
+        int slash = rel.lastIndexOf('/');
+        OpenDir parent = slash < 0 ? dirs.get("") : subDir(dirs, rel.substring(0, slash), access);
+        String name = rel.substring(slash + 1);
+        // No mkdirat in java.nio: made by path inside the dir just made, then opened through its parent's
+        // descriptor without following a link, so nothing is written unless it is the directory made here.
+        Files.createDirectory(parent.path().resolve(name), DIR_ATTRIBUTE);
+        open = parent.openChild(name);
+        dirs.put(rel, open);
+        open.apply(access); // never writable but by the writer
+        return open;
     }
 
     private static Set<PosixFilePermission> permissions(int mode) {

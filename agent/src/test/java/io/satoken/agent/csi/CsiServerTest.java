@@ -220,6 +220,21 @@ class CsiServerTest {
     }
 
     @Test
+    void publish_writableVolume_isInvalidArgumentNamingReadOnly_andMountsNothing() {
+        // A pod that sets neither csi.readOnly nor volumeMounts[].readOnly would get the tmpfs writable, and could
+        // plant links where the agent writes as root: refused before anything is mounted or requested.
+        NodePublishVolumeRequest writable = CsiClient.publishRequest("csi-1", target(), PodInfo.attributes(WEB))
+                .toBuilder().setReadonly(false).build();
+
+        assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, writable), Status.Code.INVALID_ARGUMENT,
+                "csi.readOnly: must be true: tokens.satoken.io volumes are read-only for the pod; set readOnly: true"
+                        + " on the pod's csi volume");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(target()).doesNotExist();
+        assertThat(publishResults).containsExactly("invalid_argument");
+    }
+
+    @Test
     void publish_badAttributes_isInvalidArgumentNamingTheAttribute() {
         // PV-4: what the kubelet puts in the pod's FailedMount Event
         assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),

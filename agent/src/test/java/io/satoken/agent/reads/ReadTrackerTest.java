@@ -195,6 +195,24 @@ class ReadTrackerTest {
     }
 
     @Test
+    void opensOfNamesTheWriterDidNotPut_areNotReads_andNeverGrowTheRecord() throws IOException {
+        List<String> firstReads = new ArrayList<>();
+        tracker = new ReadTracker(watches, clock, clock, 0.9, findings::add, (d, path) -> firstReads.add(path));
+        writer = new AtomicWriter(tmp, clock, tracker);
+        rotate();
+        Path version = tmp.resolve("..data").toRealPath();
+        for (int i = 0; i < 1000; i++) { // a pod with a writable volume floods it with names and opens them
+            Path planted = Files.writeString(version.resolve("planted-" + i), "x");
+            watches.open(tracker, planted);
+        }
+
+        assertThat(firstReads).isEmpty();
+        assertThat(tracker.reads(tmp, "planted-0")).isEmpty();
+        consumerReads();
+        assertThat(firstReads).containsExactly("token");
+    }
+
+    @Test
     void threshold_outsideZeroToOne_isRefused() {
         assertThatThrownBy(() -> new ReadTracker(watches, clock, clock, 1.0, findings::add))
                 .hasMessageContaining("threshold");

@@ -18,13 +18,16 @@ import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.RefreshHarness;
+import io.satoken.agent.write.AtomicWriter;
+import io.satoken.agent.write.FileContent;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -39,6 +42,8 @@ class TokenAdoptionTest {
 
     @TempDir
     Path dir;
+
+    private final Map<String, FileContent> written = new HashMap<>();
 
     private final RefreshHarness refresh = RefreshHarness.builder()
             .sourceFails(new TokenSourceException("no calls expected")).build();
@@ -207,9 +212,10 @@ class TokenAdoptionTest {
         return token;
     }
 
-    /** Adoption reads whatever file the path resolves to; the writer's layout is not needed here. */
+    /** Adoption reads only what the writer published: each file joins the files written so far, in one version. */
     private void write(String path, String content) throws Exception {
-        Files.writeString(dir.resolve(path), content, StandardCharsets.US_ASCII);
+        written.put(path, FileContent.of(content.getBytes(StandardCharsets.US_ASCII), 0600));
+        new AtomicWriter(dir, clock).write(written);
     }
 
     private TokenDirectory dir(TokenKey key, String path) {
