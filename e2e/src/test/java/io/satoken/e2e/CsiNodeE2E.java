@@ -63,7 +63,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  *
  * <p>One node and one agent for the whole class, and the steps build on each other, in order: (a) the
  * restricted pod reads a token the API server accepts, bound to it; (c) compared with kubelet's token in the
- * same pod; (f) another pod reaches nothing of the first one's; (g) bad attributes reach the pod's Events;
+ * same pod; (f) another pod reaches nothing of the first one's; (g) bad attributes, and a read-write volume,
+ * reach the pod's Events;
  * (h) two more pods start, one reading its token once, one re-reading it every 5 s; (e) the agent is killed and
  * restarted with no TokenRequest for the tokens it holds; (b) both tokens rotate in the running container, the
  * agent's after that restart (so refreshing resumed); (i) the pod that read its token once, before the restart,
@@ -224,17 +225,26 @@ class CsiNodeE2E {
     // (g)
     @Test
     @Order(4)
-    void invalidAttributes_areAFailedMountEventNamingTheAttribute() throws Exception {
+    void invalidAttributes_andAWritableVolume_areFailedMountEventsNamingTheField() throws Exception {
         V1Pod bad = pod("bad", csiVolume(Map.of("expirationSeconds", "60")), false);
         new CoreV1Api(node.adminClient()).createNamespacedPod(namespace, bad).execute();
-        String[] message = new String[1];
-        awaitTrue("a FailedMount Event on pod bad", Duration.ofSeconds(60), () -> {
+        // A pod that sets neither csi.readOnly nor volumeMounts[].readOnly: uid 0 in it could write in the volume.
+        V1Pod writable = pod("writable", csiVolume(Map.of("audience", AUDIENCE)), false);
+        writable.getSpec().getVolumes().get(0).getCsi().setReadOnly(null);
+        writable.getSpec().getContainers().get(0).getVolumeMounts().get(0).setReadOnly(null);
+        new CoreV1Api(node.adminClient()).createNamespacedPod(namespace, writable).execute();
+        String[] message = new String[2];
+        awaitTrue("FailedMount Events on pods bad and writable", Duration.ofSeconds(60), () -> {
             message[0] = failedMount("bad");
-            return message[0] != null;
+            message[1] = failedMount("writable");
+            return message[0] != null && message[1] != null;
         });
         assertThat(message[0]).contains("volumeAttributes.expirationSeconds", "10 minutes", "60");
+        assertThat(message[1]).contains("csi.readOnly", "must be true");
         Figures.record(TEST, "invalid attribute: FailedMount Event \"" + message[0].replaceAll("\\s+", " ") + "\"");
+        Figures.record(TEST, "writable volume: FailedMount Event \"" + message[1].replaceAll("\\s+", " ") + "\"");
         new CoreV1Api(node.adminClient()).deleteNamespacedPod("bad", namespace).gracePeriodSeconds(0).execute();
+        new CoreV1Api(node.adminClient()).deleteNamespacedPod("writable", namespace).gracePeriodSeconds(0).execute();
     }
 
     // (h)
