@@ -139,17 +139,14 @@ class ProductPodsE2E {
         kubectl("label", "node", node.nodeName(), "node-role.kubernetes.io/control-plane=");
 
         // What an operator does first (README, "Install"): the namespaces, while kube-controller-manager
-        // still publishes kube-root-ca.crt (here the test does, as none runs), the signing key and the
-        // webhook's serving certificate.
+        // still publishes kube-root-ca.crt (here the test does, as none runs), and the webhook's serving
+        // certificate. The base runs no tokens controller, so no signing key is needed.
         kubectl("apply", "-f", E2E.repo().resolve("controlplane/deploy/00-namespace.yaml").toString());
         String rootCa = Files.readString(node.apiServer().servingCertificate());
         for (String ns : List.of(CONTROLLERS_NAMESPACE, WEBHOOK_NAMESPACE)) {
             core.createNamespacedConfigMap(ns, new V1ConfigMap().metadata(new V1ObjectMeta().name("kube-root-ca.crt"))
                     .data(Map.of("ca.crt", rootCa))).execute();
         }
-        core.createNamespacedSecret(CONTROLLERS_NAMESPACE, new V1Secret()
-                .metadata(new V1ObjectMeta().name("satoken-controlplane-signing-key"))
-                .data(Map.of("sa.key", Files.readAllBytes(node.apiServer().serviceAccountSigningKey())))).execute();
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         core.createNamespacedSecret(WEBHOOK_NAMESPACE, new V1Secret().metadata(new V1ObjectMeta()
                 .name("satoken-webhook-tls")).type("kubernetes.io/tls")

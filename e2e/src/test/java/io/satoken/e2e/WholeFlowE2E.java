@@ -61,8 +61,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * The whole system as an operator runs it: a kube-apiserver with its own ServiceAccount admission plugin
  * off and the control plane's signing key among its {@code --service-account-key-file}s;
- * {@code satoken-controlplane} twice, as {@code controlplane/deploy} splits it: the controllers and, apart,
- * the webhook, each as its own ServiceAccount with {@code controlplane/deploy/10-rbac.yaml}; and
+ * {@code satoken-controlplane} twice, as {@code controlplane/deploy} splits it: the controllers (with the opt-in
+ * Component {@code legacy-tokens/}) and, apart, the webhook, each as its own ServiceAccount with {@code controlplane/deploy/10-rbac.yaml}; and
  * {@code satoken-agent} in CSI mode for node-a (as
  * {@code satoken-system/satoken-agent} with {@code agent/deploy/10-rbac.yaml}, its token bound to an agent
  * pod on node-a), each a separate process started from its launcher (the control plane's with its
@@ -109,10 +109,11 @@ class WholeFlowE2E {
         rootCa = server.servingCertificate();
 
         Kubectl kubectl = Kubectl.forAdmin(server);
-        DeployedControlplane.applyNamespacesAndRbac(kubectl);
+        // with the opt-in legacy tokens controller: legacyTokenSecret_* checks the token Secrets it fills
+        DeployedControlplane.applyNamespacesAndRbac(kubectl, true);
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         DeployedControlplane.Running running = DeployedControlplane.startAll("flow", server, work,
-                DeployedControlplane.mountedFiles(tls, signingKey), rootCa, Files.readAllBytes(tls.cert()), WAIT);
+                DeployedControlplane.mountedFiles(tls, signingKey), rootCa, Files.readAllBytes(tls.cert()), WAIT, true);
         controlplane = running.controllers().process();
         webhook = running.webhook().process();
         webhookArgs = running.webhook().args();

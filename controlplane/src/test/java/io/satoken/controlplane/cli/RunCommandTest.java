@@ -46,7 +46,7 @@ class RunCommandTest {
         String rsaKey = keys.resolve("rsa-pkcs8.pem").toString();
         String caFile = keys.resolve("certificate.pem").toString();
         return Stream.of(
-                new Case("tokens without a key", List.of("--root-ca-file", caFile),
+                new Case("tokens named without a key", List.of("--controllers=*,tokens", "--root-ca-file", caFile),
                         "the tokens controller needs --service-account-private-key-file"),
                 new Case("missing key file", List.of("--service-account-private-key-file", "/nonexistent/key.pem",
                         "--root-ca-file", caFile), "--service-account-private-key-file /nonexistent/key.pem: not found"),
