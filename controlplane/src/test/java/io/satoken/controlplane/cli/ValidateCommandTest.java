@@ -111,7 +111,7 @@ class ValidateCommandTest {
                     "satoken-controlplane " + command + ": --concurrent-syncs must be at least 1, got 0",
                     "satoken-controlplane " + command + ": leader election needs lease duration > renew deadline > "
                             + "retry period, got PT5S > PT10S > PT2S",
-                    "satoken-controlplane " + command + ": --admission-token-volume: expected projected or secret, "
+                    "satoken-controlplane " + command + ": --admission-token-volume: expected projected, "
                             + "got \"hostpath\"",
                     "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are pods, "
                             + "serviceaccount-token");
