@@ -277,7 +277,8 @@ class WholeFlowE2E {
             granted += IssuedTokens.record(token).isBlank() ? 0 : 1;
         }
         // and through the agent itself: a volume of the pod on node-a is published, one of the pod on node-b
-        // (which node-a's kubelet would never ask for) is refused with the API server's reason, nothing mounted
+        // (which node-a's kubelet would never ask for) is refused by the agent's own check of the pod's
+        // spec.nodeName, before any TokenRequest (the webhook would refuse that with 403, as above); nothing mounted
         Path hereToken = kubelet.publish(here, agentVolume(here)).resolve("vault/token");
         IssuedTokens.read(hereToken);
         StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
@@ -293,7 +294,7 @@ class WholeFlowE2E {
         assertThat(granted).as("requests for its own node's pod granted").isEqualTo(CONFINEMENT_TRIES);
         assertThat(refused).as("publishing the node-b pod's volume through node-a's agent").isNotNull();
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-        assertThat(refused.getStatus().getDescription()).contains("403").contains("node-b").contains(NODE);
+        assertThat(refused.getStatus().getDescription()).contains("node-b (spec.nodeName)").contains(NODE);
         assertThat(MountTable.at(elsewhereTarget)).as("a mount for the node-b pod").isNull();
         assertThat(elsewhereTarget).as("the node-b pod's target, left empty").satisfiesAnyOf(
                 t -> assertThat(t).doesNotExist(), t -> assertThat(t).isEmptyDirectory());
