@@ -69,7 +69,7 @@ class StaticInstallE2E {
         Path kubeconfig = root.resolve("etc/satoken/kubeconfig");
         server.writeKubeconfig(kubeconfig, server.adminToken());
         FileModes.set(kubeconfig, 0640);
-        Path exporterDir = root.resolve("var/run/satoken/node-exporter");
+        Path exporterDir = root.resolve("run/satoken/node-exporter");
         Path resticDir = root.resolve("var/lib/satoken/restic");
         for (String[] sa : new String[][] {{"monitoring", "node-exporter"}, {"backup", "restic"}}) {
             new CoreV1Api(server.adminClient()).createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(sa[0])))

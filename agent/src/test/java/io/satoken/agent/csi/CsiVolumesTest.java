@@ -5,12 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.grpc.Status;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
+import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
@@ -43,6 +45,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,6 +63,9 @@ class CsiVolumesTest {
     private static final Instant START = RefreshHarness.START;
     private static final String UID = "0b7e6f0a-1111-2222-3333-444455556666";
     private static final String VOLUME = "csi-4f1c0e9d7a3b";
+    private static final String NODE = "node-a";
+    /** The token volumes of the pod's spec that the tests publish. */
+    private static final List<String> SPEC_VOLUMES = List.of("tokens", "more", "elsewhere");
     private static final PodIdentity WEB = new PodIdentity("shop", "web-0", UID, "app");
     private static final BoundObjectRef BOUND = BoundObjectRef.pod("web-0", UID);
     private static final String TWO_FILES = """
@@ -109,7 +116,7 @@ class CsiVolumesTest {
                 }
             }).build();
             store.create();
-            volumes = new CsiVolumes(podsDir(), store, mounter, pods, refresh.scheduler(),
+            volumes = new CsiVolumes(podsDir(), NODE, store, mounter, pods, refresh.scheduler(),
                     new TokenAdoption(refresh.cache(), Optional.empty(), keys), (pod, reason, message) -> events.add(
                             pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName() + " " + reason + ": "
                                     + message));
@@ -153,11 +160,18 @@ class CsiVolumesTest {
         return target(UID, "tokens");
     }
 
-    /** The pod as the API server has it; its ServiceAccount is not the one the kubelet names, and must not matter. */
+    /** The pod as the API server has it: on this node, as the kubelet's ServiceAccount, with the token volumes. */
     private static V1Pod pod(String uid, UnaryOperator<V1PodSpec> spec) {
+        V1PodSpec base = new V1PodSpec().nodeName(NODE).serviceAccountName("app")
+                .addContainersItem(new V1Container().name("app"));
+        SPEC_VOLUMES.forEach(name -> base.addVolumesItem(tokenVolume(name, Map.of())));
         return new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(uid))
-                .spec(spec.apply(new V1PodSpec().serviceAccountName("not-the-kubelets")
-                        .addContainersItem(new V1Container().name("app"))));
+                .spec(spec.apply(base));
+    }
+
+    private static V1Volume tokenVolume(String name, Map<String, String> attributes) {
+        return new V1Volume().name(name).csi(new V1CSIVolumeSource().driver("tokens.satoken.io").readOnly(true)
+                .volumeAttributes(attributes));
     }
 
     /** The kubelet's pod info for {@link #WEB}, then the pod's own attributes. */
@@ -467,6 +481,140 @@ class CsiVolumesTest {
         }
     }
 
+    // --- the kubelet's word, checked against the API server's pod
+
+    @Test
+    void publish_targetUnderAnotherPodsDirectory_isInvalidArgument_andNothingIsReadOrMounted() {
+        Path theirs = target("9d2e0c1b-aaaa-bbbb-cccc-ddddeeeeffff", "tokens");
+
+        assertThatThrownBy(() -> agent.publish(theirs, attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("target_path: must be " + podsDir().resolve(UID) + "/volumes/kubernetes.io~csi/<volume>/mount,"
+                        + " the kubelet's path for an inline volume of the pod csi.storage.k8s.io/pod.uid names, got "
+                        + theirs);
+        assertThat(pods.reads()).isEmpty();
+        assertThat(mounter.mountCalls()).isEmpty();
+    }
+
+    @Test
+    void publish_targetThatIsNoVolumesMountPath_isInvalidArgument() {
+        Path notAVolume = podsDir().resolve(UID).resolve("etc-hosts");
+
+        assertThatThrownBy(() -> agent.publish(notAVolume, attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessageStartingWith("target_path: must be ");
+        assertThat(mounter.mountCalls()).isEmpty();
+    }
+
+    /** A caller naming a pod of another node must not get that pod's tokens here (the webhook's NT-4, on the node). */
+    @Test
+    void publish_podBoundToAnotherNode_isFailedPrecondition_andNothingIsRequested() {
+        pods.put(pod(UID, s -> s.nodeName("node-b")));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION))
+                .hasMessage("pod shop/web-0 is bound to node node-b (spec.nodeName), not to this agent's node node-a");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(source.calls()).isZero();
+    }
+
+    @Test
+    void publish_podRunningAsAnotherServiceAccount_isFailedPrecondition() {
+        pods.put(pod(UID, s -> s.serviceAccountName("admin")));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION))
+                .hasMessage("pod shop/web-0 runs as ServiceAccount admin (spec.serviceAccountName), not as the "
+                        + "kubelet's app (csi.storage.k8s.io/serviceAccount.name)");
+        assertThat(source.calls()).isZero();
+    }
+
+    @Test
+    void publish_podWithoutServiceAccountName_runsAsDefault() {
+        pods.put(pod(UID, s -> s.serviceAccountName(null)));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .hasMessageContaining("runs as ServiceAccount default (spec.serviceAccountName)");
+    }
+
+    @Test
+    void publish_volumeTheSpecDoesNotHave_isFailedPrecondition() {
+        Path absent = target(UID, "absent");
+
+        assertThatThrownBy(() -> agent.publish(absent, attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION))
+                .hasMessage("pod shop/web-0 has no tokens.satoken.io volume named absent (spec.volumes), the volume "
+                        + "target_path is for");
+        assertThat(mounter.mountCalls()).isEmpty();
+    }
+
+    @Test
+    void publish_volumeOfAnotherDriverUnderTheName_isFailedPrecondition() {
+        pods.put(pod(UID, s -> s.volumes(List.of(new V1Volume().name("tokens")
+                .csi(new V1CSIVolumeSource().driver("secrets-store.csi.k8s.io"))))));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .hasMessageContaining("has no tokens.satoken.io volume named tokens (spec.volumes)");
+    }
+
+    // --- what one pod may ask of its node
+
+    @Test
+    void publish_podWithMoreThanEightTokenVolumes_isResourceExhausted_forEveryVolume() throws IOException {
+        pods.put(pod(UID, s -> {
+            for (int i = 0; i < 6; i++) {
+                s.addVolumesItem(tokenVolume("extra-" + i, Map.of()));
+            }
+            return s;
+        }));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                .hasMessage("spec.volumes: pod shop/web-0 has 9 tokens.satoken.io volumes; a pod may have at most 8 "
+                        + "(give one volume several files with volumeAttributes.projections)");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+    }
+
+    @Test
+    void publish_podAskingForMoreThan64TokenFiles_isResourceExhausted() {
+        String forty = IntStream.range(0, 40).mapToObj(i -> "- {path: f" + i + "}").collect(Collectors.joining("\n"));
+        pods.put(pod(UID, s -> s.volumes(List.of(tokenVolume("tokens", Map.of("projections", forty)),
+                tokenVolume("more", Map.of("projections", forty))))));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes("projections", forty)))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                .hasMessage("spec.volumes: pod shop/web-0 asks for 80 token files in its tokens.satoken.io volumes; "
+                        + "a pod may ask for at most 64");
+        assertThat(source.calls()).isZero();
+    }
+
+    @Test
+    void publish_podWithSixteenFilesInFlight_getsNoMoreUntilTheyAreWritten() throws Exception {
+        String sixteen = IntStream.range(0, 16).mapToObj(i -> "- {path: f" + i + ", audience: a" + i + "}")
+                .collect(Collectors.joining("\n"));
+        CompletableFuture<Void> first = agent.publish(target(), attributes("projections", sixteen));
+
+        assertThatThrownBy(() -> agent.volumes.publish("csi-second", target(UID, "more").toString(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                .hasMessage("pod shop/web-0 has 16 token file(s) waiting for their first token; a pod may have at "
+                        + "most 16 TokenRequests in flight, and this volume asks for 1; the kubelet will retry");
+        assertThat(mounter.mountCalls()).containsExactly(target());
+
+        clock.runDue();
+        assertThat(first).isCompletedWithValue(null);
+        CompletableFuture<Void> retry = agent.volumes.publish("csi-second", target(UID, "more").toString(), attributes());
+        clock.runDue();
+        assertThat(retry).isCompletedWithValue(null);
+    }
+
     // --- unpublish
 
     @Test
@@ -509,6 +657,33 @@ class CsiVolumesTest {
         assertThat(codeOf(failureOf(published))).isEqualTo(Status.Code.ABORTED);
         assertThat(source.calls()).isZero();
         assertThat(mounter.mounted()).isEmpty();
+    }
+
+    @Test
+    void unpublish_anotherVolumesTarget_isInvalidArgument_andUnmountsNothing() throws Exception {
+        agent.publish(target(), attributes());
+        clock.runDue();
+
+        assertThatThrownBy(() -> agent.volumes.unpublish("csi-never-published", target().toString()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("target_path: volume csi-never-published is not published, and " + target()
+                        + " is another volume's; nothing was unmounted");
+        assertThat(mounter.unmountCalls()).isEmpty();
+        assertThat(target().resolve("token")).hasContent("token-1");
+    }
+
+    @Test
+    void unpublish_aVolumeAtATargetNotItsRecord_isInvalidArgument_andUnmountsNothing() throws Exception {
+        agent.publish(target(), attributes());
+        clock.runDue();
+        Path other = target(UID, "more");
+
+        assertThatThrownBy(() -> agent.volumes.unpublish(VOLUME, other.toString()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("target_path: volume " + VOLUME + " is published at " + target() + ", and " + other
+                        + " is not its target; nothing was unmounted");
+        assertThat(mounter.unmountCalls()).isEmpty();
+        assertThat(agent.volumes.size()).isEqualTo(1);
     }
 
     @Test

@@ -3,12 +3,9 @@ package io.satoken.controlplane.admission;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.satoken.controlplane.controller.Informers;
-import io.satoken.controlplane.tokens.TokenSecretOwner;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -16,7 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -52,8 +48,7 @@ public final class AdmissionWebhook implements AutoCloseable {
      * @throws IllegalArgumentException naming the flag: serviceaccount-token served without an agent
      *     ServiceAccount (no fail-open), or an empty audience
      */
-    public record Settings(InetSocketAddress address, ServingCertificate certificate,
-            ServiceAccountAdmission.TokenVolume tokenVolume, boolean limitSecretReferences,
+    public record Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
             String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences) {
 
         public Settings {
@@ -66,10 +61,9 @@ public final class AdmissionWebhook implements AutoCloseable {
         }
 
         /** Every path, audiences from the in-cluster token. */
-        public Settings(InetSocketAddress address, ServingCertificate certificate,
-                ServiceAccountAdmission.TokenVolume tokenVolume, boolean limitSecretReferences,
+        public Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
                 String agentServiceAccount, WebhookServer.Limits limits) {
-            this(address, certificate, tokenVolume, limitSecretReferences, agentServiceAccount, limits,
+            this(address, certificate, limitSecretReferences, agentServiceAccount, limits,
                     WEBHOOKS.keySet(), null);
         }
     }
@@ -111,14 +105,8 @@ public final class AdmissionWebhook implements AutoCloseable {
         ServiceAccountLookup lookup = new ServiceAccountLookup(
                 (namespace, name) -> Optional.ofNullable(accounts.getIndexer().getByKey(namespace + "/" + name)),
                 (namespace, name) -> core.readNamespacedServiceAccount(name, namespace).execute());
-        ServiceAccountAdmission.TokenSecrets tokenSecrets = account -> Optional.empty();
-        if (settings.tokenVolume() == ServiceAccountAdmission.TokenVolume.SECRET) {
-            SharedIndexInformer<V1Secret> secrets = informers.tokenSecrets();
-            caches.add(secrets);
-            tokenSecrets = account -> firstReferencedToken(secrets, account);
-        }
-        ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.tokenVolume(),
-                tokenSecrets, settings.limitSecretReferences(), new VolumeNameSuffix(new SecureRandom()));
+        ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.limitSecretReferences(),
+                new VolumeNameSuffix(new SecureRandom()));
         return new PodMutation(serviceAccounts, new AgentTokenInjection());
     }
 
@@ -207,19 +195,5 @@ public final class AdmissionWebhook implements AutoCloseable {
             poll.shutdownNow();
         }
         server.close();
-    }
-
-    /** AD-11: the account's references in order; the first that is a token Secret of this account. */
-    private static Optional<String> firstReferencedToken(SharedIndexInformer<V1Secret> secrets,
-            V1ServiceAccount account) {
-        String namespace = account.getMetadata().getNamespace();
-        for (V1ObjectReference ref : Objects.requireNonNullElse(account.getSecrets(), List.<V1ObjectReference>of())) {
-            V1Secret secret = ref.getName() == null ? null : secrets.getIndexer().getByKey(namespace + "/" + ref.getName());
-            if (secret != null && TokenSecretOwner.belongsTo(secret, account.getMetadata().getName(),
-                    account.getMetadata().getUid())) {
-                return Optional.of(ref.getName());
-            }
-        }
-        return Optional.empty();
     }
 }

@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -94,7 +93,7 @@ class WebhookServerTest {
             server.close();
         }
         PodMutation pods = ServiceAccountAdmissionTest.mutation(
-                new AdmissionFixtures.Accounts().cache(account("default")), TokenVolume.PROJECTED, false);
+                new AdmissionFixtures.Accounts().cache(account("default")), false);
         Admission stuck = request -> {
             release.await();
             return Verdict.allow();
