@@ -430,19 +430,19 @@ class CsiVolumesTest {
     static Stream<Ownership> ownership() {
         return Stream.of(
                 // PV-1
-                // (the file is anyone's: others pass through the dirs, never list them)
-                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null, "rwx-----x", 0),
+                // (the file is anyone's: the group and others pass through the dirs, never list them)
+                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null, "rwx--x--x", 0),
                 // PV-17: the dirs are fsGroup's, as kubelet's are
                 new Ownership("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(2000L)),
                         "rw-r-----", null, 2000, "rwxr-x---", 2000),
-                // PV-16, PV-18 (no group holds user 1000 alone)
+                // PV-16, PV-18 (user 1000 is in group 0 or another: both classes pass it)
                 new Ownership("every container runs as 1000", s -> s.securityContext(
-                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null, "rwx-----x", 0),
+                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null, "rwx--x--x", 0),
                 new Ownership("runAsUser and fsGroup", s -> s.securityContext(
                         new V1PodSecurityContext().runAsUser(1000L).fsGroup(2000L)), "rw-r-----", 1000, 2000,
-                        "rwxr-x---", 2000),
+                        "rwxr-x--x", 2000),
                 new Ownership("containers disagree", s -> s.addContainersItem(new V1Container().name("sidecar")
-                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null, "rwx-----x", 0));
+                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null, "rwx--x--x", 0));
     }
 
     @ParameterizedTest(name = "{0}")

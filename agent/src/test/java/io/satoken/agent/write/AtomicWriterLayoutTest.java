@@ -82,10 +82,10 @@ class AtomicWriterLayoutTest {
         assertThat(mode("b")).isEqualTo("rw-r-----");
         assertThat(mode("c")).isEqualTo("rw-r--r--");
         assertThat(mode("sub/d")).isEqualTo("rw-------");
-        // not AW-1's 0755: c is for anyone, so others may pass through, but no one but the writer lists
+        // not AW-1's 0755: c is for anyone, so the group and others may pass through, but no one but the writer lists
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target.resolve(onlyTimestampedDir()))))
-                .isEqualTo("rwx-----x");
-        assertThat(mode("sub")).isEqualTo("rwx-----x"); // subdirectories are never world-writable
+                .isEqualTo("rwx--x--x");
+        assertThat(mode("sub")).isEqualTo("rwx--x--x"); // subdirectories are never world-writable
     }
 
     @Test
