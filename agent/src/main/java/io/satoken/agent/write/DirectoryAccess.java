@@ -3,7 +3,6 @@ package io.satoken.agent.write;
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 
 import java.io.IOException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -100,15 +99,14 @@ public record DirectoryAccess(Integer gid, int mode) {
     /**
      * Gives {@code dir} this group, then this mode (the group first, so the mode is never wider than its
      * group's right to it). Needs CAP_CHOWN for a group the writer is not in, and to own {@code dir}.
+     *
+     * @throws FileOwnerException when the group cannot be set
      */
     public void applyTo(Path dir) throws IOException {
         if (gid != null) {
-            if (!unixView(dir)) {
-                throw new FileSystemException(dir.toString(), null,
-                        "unix:gid: cannot set " + gid + ", the file system has no unix attribute view");
-            }
-            if (!gid.equals(Files.getAttribute(dir, "unix:gid", NOFOLLOW_LINKS))) {
-                Files.setAttribute(dir, "unix:gid", gid, NOFOLLOW_LINKS);
+            boolean unixView = unixView(dir);
+            if (!unixView || !gid.equals(Files.getAttribute(dir, "unix:gid", NOFOLLOW_LINKS))) {
+                FileOwners.set(dir, true, gid, unixView);
             }
         }
         Files.setPosixFilePermissions(dir, permissions());

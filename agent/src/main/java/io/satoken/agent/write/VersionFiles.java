@@ -1,13 +1,11 @@
 package io.satoken.agent.write;
 
-import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.WRITE;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileAttribute;
@@ -54,20 +52,12 @@ final class VersionFiles {
             }
             Files.setPosixFilePermissions(file, mode); // exactly the mode, whatever the umask took away
             if (content.uid() != null) {
-                setOwner(file, "unix:uid", content.uid(), unixView);
+                FileOwners.set(file, false, content.uid(), unixView);
             }
             if (content.gid() != null) {
-                setOwner(file, "unix:gid", content.gid(), unixView);
+                FileOwners.set(file, true, content.gid(), unixView);
             }
         }
-    }
-
-    private static void setOwner(Path file, String attribute, int id, boolean unixView) throws IOException {
-        if (!unixView) {
-            throw new FileSystemException(file.toString(), null,
-                    attribute + ": cannot set " + id + ", the file system has no unix attribute view");
-        }
-        Files.setAttribute(file, attribute, id, NOFOLLOW_LINKS);
     }
 
     private static Set<PosixFilePermission> permissions(int mode) {

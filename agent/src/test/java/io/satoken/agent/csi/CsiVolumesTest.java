@@ -29,6 +29,9 @@ import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.AtomicWriter;
+import io.satoken.agent.write.DirectoryWriter;
+import io.satoken.agent.write.FileOwnerException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,6 +45,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -74,6 +78,8 @@ class CsiVolumesTest {
     private final FakeMounter mounter = new FakeMounter();
     private final MapPodReader pods = new MapPodReader();
     private final List<String> events = new ArrayList<>();
+    /** Each directory's writer; null for the scheduler's own AtomicWriter. */
+    private Function<Path, DirectoryWriter> writers;
     private Agent agent;
 
     /**
@@ -93,7 +99,11 @@ class CsiVolumesTest {
         }
 
         Agent(ScriptedTokenSource tokens, SignatureCheck keys) throws IOException {
-            refresh = RefreshHarness.builder().clock(clock).source(tokens).listener(new RefreshListener() {
+            RefreshHarness.Builder builder = RefreshHarness.builder().clock(clock).source(tokens);
+            if (writers != null) {
+                builder.writer(writers);
+            }
+            refresh = builder.listener(new RefreshListener() {
                 @Override
                 public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
                     volumes.written(dir, projection, token, rotation);
@@ -106,6 +116,11 @@ class CsiVolumesTest {
                 public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
                         boolean serving) {
                     volumes.fetchFailed(key, dirs, error, serving);
+                }
+
+                @Override
+                public void writeFailed(TokenDirectory dir, Exception error) {
+                    volumes.writeFailed(dir, error);
                 }
             }).build();
             store.create();
@@ -465,6 +480,92 @@ class CsiVolumesTest {
                     .isEqualTo(c.dirMode());
             assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(c.dirGid());
         }
+    }
+
+    record RefusedId(String name, UnaryOperator<V1PodSpec> spec, String attribute, String projections, boolean group,
+            int id, String message) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<RefusedId> refusedIds() {
+        return Stream.of(
+                new RefusedId("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(70000L)), null, null,
+                        true, 70000, "spec.securityContext.fsGroup: cannot give the token files group 70000"),
+                new RefusedId("the pod's runAsUser", s -> s.securityContext(new V1PodSecurityContext().runAsUser(70000L)),
+                        null, null, false, 70000, "spec.securityContext.runAsUser: cannot give the token files owner 70000"),
+                new RefusedId("a container's runAsUser", s -> s.containers(List.of(new V1Container().name("app")
+                        .securityContext(new V1SecurityContext().runAsUser(70001L)))), null, null, false, 70001,
+                        "spec.containers[0].securityContext.runAsUser: cannot give the token files owner 70001"),
+                new RefusedId("a projections entry's gid", s -> s, "projections", "- {path: a}\n- {path: b, gid: 70002}\n",
+                        true, 70002, "volumeAttributes.projections[1].gid: cannot give the token files group 70002"));
+    }
+
+    /**
+     * An id the node refuses (a chown failing with EINVAL: outside the agent's user namespace, say) fails the
+     * publish with FAILED_PRECONDITION naming the pod's field and the id, for the kubelet's FailedMount Event;
+     * the volume is undone and every other pod's volume is served.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("refusedIds")
+    void publish_anIdTheNodeRefuses_failsNamingTheFieldAndTheId_andOtherPodsAreServed(RefusedId c) throws Exception {
+        agent.close();
+        String otherUid = "9a9a9a9a-1111-2222-3333-444455556666";
+        Path refusing = target();
+        // the node's chown: EINVAL for the refused id, as the kernel answers for an id outside the user namespace
+        writers = dir -> dir.startsWith(refusing) ? payload -> {
+            throw new FileOwnerException(dir.resolve("..2026_01_01_00_00_00.1/token"), c.group(), c.id(),
+                    "Invalid argument");
+        } : new AtomicWriter(dir, clock);
+        agent = new Agent(source);
+        pods.put(pod(UID, c.spec()));
+        pods.put(new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-1").uid(otherUid))
+                .spec(new V1PodSpec().addContainersItem(new V1Container().name("app"))));
+
+        CompletableFuture<Void> refused = agent.publish(refusing, c.attribute() == null ? attributes()
+                : attributes(c.attribute(), c.projections()));
+        clock.runDue();
+
+        CsiException failure = failureOf(refused);
+        assertThat(failure.code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(failure.getMessage()).isEqualTo("pod " + WEB + ": " + c.message()
+                + " on this node (chown: Invalid argument); use an id the node's agent can chown to");
+        assertThat(mounter.mounted()).as("undone").isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+        clock.advance(Duration.ofMinutes(5));
+        assertThat(clock.pendingTimers()).as("no retry of a volume given up").isZero();
+
+        PodIdentity other = new PodIdentity("shop", "web-1", otherUid, "app");
+        CompletableFuture<Void> served = agent.volumes.publish("csi-other", target(otherUid, "tokens").toString(),
+                PodInfo.attributes(other));
+        clock.runDue();
+        assertThat(served).isCompletedWithValue(null);
+        assertThat(target(otherUid, "tokens").resolve("token")).content().startsWith("token-");
+    }
+
+    @Test
+    void publish_otherWriteFailures_areRetried_notFailed() throws Exception {
+        agent.close();
+        List<Integer> attempts = new ArrayList<>();
+        writers = dir -> payload -> {
+            attempts.add(attempts.size());
+            if (attempts.size() == 1) {
+                throw new IOException("No space left on device");
+            }
+            return new AtomicWriter(dir, clock).write(payload);
+        };
+        agent = new Agent(source);
+
+        CompletableFuture<Void> published = agent.publish(target(), attributes());
+        clock.runDue();
+        assertThat(published).isNotDone();
+        clock.advance(Duration.ofSeconds(1)); // the backoff's first delay
+
+        assertThat(published).isCompletedWithValue(null);
+        assertThat(attempts).hasSize(2);
     }
 
     // --- unpublish

@@ -22,6 +22,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The on-disk layout an {@link AtomicWriter} leaves behind, on an in-memory unix file system. */
 class AtomicWriterLayoutTest {
@@ -282,6 +284,42 @@ class AtomicWriterLayoutTest {
         // Our difference to AW-10, read from disk
         assertThat(writer.write(Map.of("token", FileContent.of(bytes("t"), 0600)))).isTrue();
         assertThat(mode("token")).isEqualTo("rw-------");
+    }
+
+    record OwnerCase(String name, FileContent file, boolean group, int id) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<OwnerCase> ownersThatCannotBeSet() {
+        return Stream.of(
+                new OwnerCase("a file's owner (AW-6)", new FileContent(bytes("t"), 0600, 1000, null), false, 1000),
+                new OwnerCase("the group, set on the dirs first (PV-17)", new FileContent(bytes("t"), 0640, 1000, 2000),
+                        true, 2000));
+    }
+
+    /** A file system that cannot take an owner: the failure names the id, and nothing is published. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("ownersThatCannotBeSet")
+    void ownerThatCannotBeSet_failsWithTheId_andPublishesNothing(OwnerCase c) throws IOException {
+        try (FileSystem noOwners = Jimfs.newFileSystem(Configuration.unix().toBuilder()
+                .setAttributeViews("basic", "owner", "posix").build())) {
+            Path dir = Files.createDirectories(noOwners.getPath("/vol"));
+
+            assertThatThrownBy(() -> new AtomicWriter(dir, CLOCK).write(Map.of("token", c.file())))
+                    .isInstanceOfSatisfying(FileOwnerException.class, e -> {
+                        assertThat(e.group()).isEqualTo(c.group());
+                        assertThat(e.id()).isEqualTo(c.id());
+                        assertThat(e.why()).isEqualTo("the file system has no unix attribute view");
+                    })
+                    .hasMessageEndingWith("cannot set " + (c.group() ? "group " : "owner ") + c.id()
+                            + ": the file system has no unix attribute view");
+            try (Stream<Path> left = Files.list(dir)) {
+                assertThat(left).as("no version, no ..data").isEmpty();
+            }
+        }
     }
 
     private void restart() {
