@@ -546,6 +546,21 @@ class CsiVolumesTest {
         assertThat(target(otherUid, "tokens").resolve("token")).content().startsWith("token-");
     }
 
+    /** An id no node holds (the API server's validation keeps them out) is refused before anything is mounted. */
+    @Test
+    void publish_idOutOfRange_isInvalidArgumentNamingTheContainersField_andNothingIsMounted() throws Exception {
+        pods.put(pod(UID, s -> s.containers(List.of(new V1Container().name("app")
+                .securityContext(new V1SecurityContext().runAsUser(1L << 32))))));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("pod " + WEB + ": spec.containers[0].securityContext.runAsUser: must be between 0 and "
+                        + "2147483647, got 4294967296");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+    }
+
     @Test
     void publish_otherWriteFailures_areRetried_notFailed() throws Exception {
         agent.close();
