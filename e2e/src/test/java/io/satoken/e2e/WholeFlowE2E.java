@@ -213,7 +213,8 @@ class WholeFlowE2E {
         assertThat(PosixFilePermissions.toString(attrs.permissions())).isEqualTo("rw-r-----");
         assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
         assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
-        // every directory of the layout 0750 in fsGroup 2000 (not AW-1's 0755), every file the token's own mode;
+        // every directory of the layout 0751 in fsGroup 2000 (not AW-1's 0755: the group lists, the owner passes
+        // as others too, no one else lists), every file the token's own mode;
         // nothing else in it
         try (Stream<Path> all = Files.walk(target)) {
             for (Path p : all.toList()) {
@@ -222,7 +223,7 @@ class WholeFlowE2E {
                 }
                 String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
                 assertThat(mode).as("mode of %s", target.relativize(p))
-                        .isEqualTo(Files.isDirectory(p) ? "rwxr-x---" : "rw-r-----");
+                        .isEqualTo(Files.isDirectory(p) ? "rwxr-x--x" : "rw-r-----");
                 if (Files.isDirectory(p)) {
                     assertThat(Files.getAttribute(p, "unix:gid")).as("group of %s", target.relativize(p)).isEqualTo(2000);
                 }

@@ -4,6 +4,7 @@ import io.grpc.Status;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.satoken.agent.pods.PodEventSink;
 import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.PodOwners;
 import io.satoken.agent.projection.PodProjections;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
@@ -15,6 +16,7 @@ import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.FileOwnerException;
 import io.satoken.common.projection.InvalidProjectionException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -50,7 +52,8 @@ import org.slf4j.LoggerFactory;
  *       record is saved ({@link VolumeStore}) before any token exists, so a restart can resume it.</li>
  *   <li>The files go to the scheduler, and the publish completes when every file has been written
  *       once. If the first TokenRequest fails, the publish fails with the API server's reason and
- *       everything above is undone, so the kubelet's retry starts clean.</li>
+ *       everything above is undone, so the kubelet's retry starts clean; so it does when the first write
+ *       cannot give a file the owner or group the pod's securityContext asks for.</li>
  * </ol>
  * Unpublishing stops the refresh, unmounts, removes the target directory and the record; it succeeds
  * when there is nothing to do, and refuses a target that is not the volume's (or is another volume's). {@link #resume} re-registers, at start, every recorded volume whose tmpfs
@@ -80,6 +83,8 @@ public final class CsiVolumes implements RefreshListener {
         final int files;
         final CompletableFuture<Void> firstWrite = new CompletableFuture<>();
         PublishedVolume volume;
+        /** Where its files' owners come from, to name an id the node refuses; null for a resumed volume. */
+        FileOwnerFields ownerFields;
 
         Entry(Path target, String podUid, int files) {
             this.target = target;
@@ -140,8 +145,10 @@ public final class CsiVolumes implements RefreshListener {
             V1Pod current = CurrentPod.read(pods, pod, node, volumeName);                        // 4
             PodLimits.checkSpec(current, pod);
             List<Projection> files;
+            PodOwners owners;
             try {
-                files = PodProjections.projections(pod, current, request.files());
+                owners = PodOwners.of(current);
+                files = PodProjections.projections(pod, owners, request.files());
             } catch (IllegalArgumentException e) {
                 throw new CsiException(Status.Code.INVALID_ARGUMENT, "pod " + pod + ": " + e.getMessage());
             }
@@ -150,6 +157,7 @@ public final class CsiVolumes implements RefreshListener {
             store.save(volume);
             synchronized (this) {
                 entry.volume = volume;
+                entry.ownerFields = new FileOwnerFields(owners, request.files());
             }
             scheduler.put(volume.directory());                                                   // 6
             log.info("published volume {} of pod {}: {} file(s)", volumeId, pod, files.size());
@@ -266,6 +274,32 @@ public final class CsiVolumes implements RefreshListener {
         }
     }
 
+    /**
+     * A volume whose first write fails because the node refuses one of its owner or group ids (a chown failing
+     * with EINVAL for an id outside the agent's user namespace, say) fails its publish with FAILED_PRECONDITION
+     * naming the pod's field and the id, and is undone: the kubelet shows it in a FailedMount Event and retries,
+     * and every other volume is served as before. Other write failures are retried by the scheduler.
+     */
+    @Override
+    public void writeFailed(TokenDirectory dir, Exception error) {
+        Entry entry = entryOf(dir);
+        FileOwnerException refused = ownerFailure(error);
+        if (entry == null || refused == null || entry.firstWrite.isDone()) {
+            return;
+        }
+        PublishedVolume volume;
+        FileOwnerFields fields;
+        synchronized (this) {
+            volume = entry.volume;
+            fields = entry.ownerFields;
+        }
+        if (volume == null || fields == null) {
+            return;
+        }
+        abandon(volume.volumeId(), entry, new CsiException(Status.Code.FAILED_PRECONDITION,
+                "pod " + volume.pod() + ": " + fields.describe(refused), refused));
+    }
+
     /** A token written to {@code dir} was issued in this node's future: a Warning Event on the volume's pod. */
     public void clockSkew(TokenDirectory dir, Projection projection, TokenInfo info) {
         Entry entry = entryOf(dir);
@@ -315,6 +349,15 @@ public final class CsiVolumes implements RefreshListener {
             }
         }
         return pending;
+    }
+
+    private static FileOwnerException ownerFailure(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof FileOwnerException e) {
+                return e;
+            }
+        }
+        return null;
     }
 
     private synchronized Entry entryOf(TokenDirectory dir) {

@@ -230,6 +230,14 @@ public final class AgentRuntime implements AutoCloseable {
                 v.fetchFailed(key, dirs, error, serving);
             }
         }
+
+        @Override
+        public void writeFailed(TokenDirectory dir, Exception error) {
+            CsiVolumes v = volumes;
+            if (v != null) {
+                v.writeFailed(dir, error);
+            }
+        }
     }
 
     /**

@@ -31,6 +31,9 @@ import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.AtomicWriter;
+import io.satoken.agent.write.DirectoryWriter;
+import io.satoken.agent.write.FileOwnerException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +47,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -81,6 +85,8 @@ class CsiVolumesTest {
     private final FakeMounter mounter = new FakeMounter();
     private final MapPodReader pods = new MapPodReader();
     private final List<String> events = new ArrayList<>();
+    /** Each directory's writer; null for the scheduler's own AtomicWriter. */
+    private Function<Path, DirectoryWriter> writers;
     private Agent agent;
 
     /**
@@ -100,7 +106,11 @@ class CsiVolumesTest {
         }
 
         Agent(ScriptedTokenSource tokens, SignatureCheck keys) throws IOException {
-            refresh = RefreshHarness.builder().clock(clock).source(tokens).listener(new RefreshListener() {
+            RefreshHarness.Builder builder = RefreshHarness.builder().clock(clock).source(tokens);
+            if (writers != null) {
+                builder.writer(writers);
+            }
+            refresh = builder.listener(new RefreshListener() {
                 @Override
                 public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
                     volumes.written(dir, projection, token, rotation);
@@ -113,6 +123,11 @@ class CsiVolumesTest {
                 public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
                         boolean serving) {
                     volumes.fetchFailed(key, dirs, error, serving);
+                }
+
+                @Override
+                public void writeFailed(TokenDirectory dir, Exception error) {
+                    volumes.writeFailed(dir, error);
                 }
             }).build();
             store.create();
@@ -444,19 +459,19 @@ class CsiVolumesTest {
     static Stream<Ownership> ownership() {
         return Stream.of(
                 // PV-1
-                // (the file is anyone's: others pass through the dirs, never list them)
-                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null, "rwx-----x", 0),
+                // (the file is anyone's: the group and others pass through the dirs, never list them)
+                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null, "rwx--x--x", 0),
                 // PV-17: the dirs are fsGroup's, as kubelet's are
                 new Ownership("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(2000L)),
                         "rw-r-----", null, 2000, "rwxr-x---", 2000),
-                // PV-16, PV-18 (no group holds user 1000 alone)
+                // PV-16, PV-18 (user 1000 is in group 0 or another: both classes pass it)
                 new Ownership("every container runs as 1000", s -> s.securityContext(
-                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null, "rwx-----x", 0),
+                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null, "rwx--x--x", 0),
                 new Ownership("runAsUser and fsGroup", s -> s.securityContext(
                         new V1PodSecurityContext().runAsUser(1000L).fsGroup(2000L)), "rw-r-----", 1000, 2000,
-                        "rwxr-x---", 2000),
+                        "rwxr-x--x", 2000),
                 new Ownership("containers disagree", s -> s.addContainersItem(new V1Container().name("sidecar")
-                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null, "rwx-----x", 0));
+                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null, "rwx--x--x", 0));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -581,6 +596,86 @@ class CsiVolumesTest {
         assertThat(agent.volumes.size()).isZero();
     }
 
+    record RefusedId(String name, UnaryOperator<V1PodSpec> spec, String attribute, String projections, boolean group,
+            int id, String message) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<RefusedId> refusedIds() {
+        return Stream.of(
+                new RefusedId("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(70000L)), null, null,
+                        true, 70000, "spec.securityContext.fsGroup: cannot give the token files group 70000"),
+                new RefusedId("the pod's runAsUser", s -> s.securityContext(new V1PodSecurityContext().runAsUser(70000L)),
+                        null, null, false, 70000, "spec.securityContext.runAsUser: cannot give the token files owner 70000"),
+                new RefusedId("a container's runAsUser", s -> s.containers(List.of(new V1Container().name("app")
+                        .securityContext(new V1SecurityContext().runAsUser(70001L)))), null, null, false, 70001,
+                        "spec.containers[0].securityContext.runAsUser: cannot give the token files owner 70001"),
+                new RefusedId("a projections entry's gid", s -> s, "projections", "- {path: a}\n- {path: b, gid: 70002}\n",
+                        true, 70002, "volumeAttributes.projections[1].gid: cannot give the token files group 70002"));
+    }
+
+    /**
+     * An id the node refuses (a chown failing with EINVAL: outside the agent's user namespace, say) fails the
+     * publish with FAILED_PRECONDITION naming the pod's field and the id, for the kubelet's FailedMount Event;
+     * the volume is undone and every other pod's volume is served.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("refusedIds")
+    void publish_anIdTheNodeRefuses_failsNamingTheFieldAndTheId_andOtherPodsAreServed(RefusedId c) throws Exception {
+        agent.close();
+        String otherUid = "9a9a9a9a-1111-2222-3333-444455556666";
+        Path refusing = target();
+        // the node's chown: EINVAL for the refused id, as the kernel answers for an id outside the user namespace
+        writers = dir -> dir.startsWith(refusing) ? payload -> {
+            throw new FileOwnerException(dir.resolve("..2026_01_01_00_00_00.1/token"), c.group(), c.id(),
+                    "Invalid argument");
+        } : new AtomicWriter(dir, clock);
+        agent = new Agent(source);
+        pods.put(pod(UID, c.spec()));
+        V1Pod web1 = pod(otherUid, s -> s);
+        web1.getMetadata().setName("web-1");
+        pods.put(web1);
+
+        CompletableFuture<Void> refused = agent.publish(refusing, c.attribute() == null ? attributes()
+                : attributes(c.attribute(), c.projections()));
+        clock.runDue();
+
+        CsiException failure = failureOf(refused);
+        assertThat(failure.code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(failure.getMessage()).isEqualTo("pod " + WEB + ": " + c.message()
+                + " on this node (chown: Invalid argument); use an id the node's agent can chown to");
+        assertThat(mounter.mounted()).as("undone").isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+        clock.advance(Duration.ofMinutes(5));
+        assertThat(clock.pendingTimers()).as("no retry of a volume given up").isZero();
+
+        PodIdentity other = new PodIdentity("shop", "web-1", otherUid, "app");
+        CompletableFuture<Void> served = agent.volumes.publish("csi-other", target(otherUid, "tokens").toString(),
+                PodInfo.attributes(other));
+        clock.runDue();
+        assertThat(served).isCompletedWithValue(null);
+        assertThat(target(otherUid, "tokens").resolve("token")).content().startsWith("token-");
+    }
+
+    /** An id no node holds (the API server's validation keeps them out) is refused before anything is mounted. */
+    @Test
+    void publish_idOutOfRange_isInvalidArgumentNamingTheContainersField_andNothingIsMounted() throws Exception {
+        pods.put(pod(UID, s -> s.containers(List.of(new V1Container().name("app")
+                .securityContext(new V1SecurityContext().runAsUser(1L << 32))))));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("pod " + WEB + ": spec.containers[0].securityContext.runAsUser: must be between 0 and "
+                        + "2147483647, got 4294967296");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+    }
+
     @Test
     void publish_podAskingForMoreThan64TokenFiles_isResourceExhausted() {
         String forty = IntStream.range(0, 40).mapToObj(i -> "- {path: f" + i + "}").collect(Collectors.joining("\n"));
@@ -613,6 +708,28 @@ class CsiVolumesTest {
         CompletableFuture<Void> retry = agent.volumes.publish("csi-second", target(UID, "more").toString(), attributes());
         clock.runDue();
         assertThat(retry).isCompletedWithValue(null);
+    }
+
+    @Test
+    void publish_otherWriteFailures_areRetried_notFailed() throws Exception {
+        agent.close();
+        List<Integer> attempts = new ArrayList<>();
+        writers = dir -> payload -> {
+            attempts.add(attempts.size());
+            if (attempts.size() == 1) {
+                throw new IOException("No space left on device");
+            }
+            return new AtomicWriter(dir, clock).write(payload);
+        };
+        agent = new Agent(source);
+
+        CompletableFuture<Void> published = agent.publish(target(), attributes());
+        clock.runDue();
+        assertThat(published).isNotDone();
+        clock.advance(Duration.ofSeconds(1)); // the backoff's first delay
+
+        assertThat(published).isCompletedWithValue(null);
+        assertThat(attempts).hasSize(2);
     }
 
     // --- unpublish

@@ -152,11 +152,12 @@ class CsiModeIT {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-r-----");
         assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
         assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
-        // finding 5: the tmpfs root and the version dir are fsGroup's, 0750 (they were 0755)
+        // finding 5: the tmpfs root and the version dir are fsGroup's, 0751 (they were 0755): the group lists,
+        // the owner passes in or out of the group, no one else lists
         Path data = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
         for (Path dir : List.of(target, data, data.resolve("vault"))) {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).as("%s", dir)
-                    .isEqualTo("rwxr-x---");
+                    .isEqualTo("rwxr-x--x");
             assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(2000);
         }
 

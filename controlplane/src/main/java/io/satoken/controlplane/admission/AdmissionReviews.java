@@ -83,6 +83,13 @@ public final class AdmissionReviews {
             if (encoded != null) {
                 out.name("patchType").value("JSONPatch").name("patch").value(encoded);
             }
+            if (!verdict.warnings().isEmpty()) {
+                out.name("warnings").beginArray();
+                for (String warning : verdict.warnings()) {
+                    out.value(warning);
+                }
+                out.endArray();
+            }
             out.endObject().endObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a StringWriter does not fail

@@ -7,6 +7,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -147,6 +148,18 @@ class AdmissionReviewsTest {
                 + "\"patch\":\"W10=\"}}");
         assertThat(written(Verdict.deny(422, "Invalid", "<bad> & \"worse\""))).isEqualTo(head + "\"allowed\":false,"
                 + "\"status\":{\"code\":422,\"reason\":\"Invalid\",\"message\":\"<bad> & \\\"worse\\\"\"}}}");
+    }
+
+    @Test
+    void write_warnings_onAnAllowedOrPatchedReview_asAListOfStrings() {
+        String head = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"u1\",";
+
+        assertThat(written(Verdict.allow().withWarnings(List.of("one \"quoted\"", "two"))))
+                .isEqualTo(head + "\"allowed\":true,\"warnings\":[\"one \\\"quoted\\\"\",\"two\"]}}");
+        assertThat(written(Verdict.patch("[]").withWarnings(List.of("w")))).isEqualTo(head + "\"allowed\":true,"
+                + "\"patchType\":\"JSONPatch\",\"patch\":\"W10=\",\"warnings\":[\"w\"]}}");
+        assertThat(Verdict.forbidden("no").withWarnings(List.of("w")).warnings()).as("a denial's message says it")
+                .isEmpty();
     }
 
     private static String written(Verdict verdict) {
