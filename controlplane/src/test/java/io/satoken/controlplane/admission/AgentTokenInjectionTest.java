@@ -45,7 +45,8 @@ class AgentTokenInjectionTest {
     }
 
     final AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().cache(account("default"));
-    final PodMutation mutation = ServiceAccountAdmissionTest.mutation(accounts, TokenVolume.PROJECTED, false);
+    final Admission mutation = AdmissionFixtures.checkedThroughReader(
+            ServiceAccountAdmissionTest.mutation(accounts, TokenVolume.PROJECTED, false));
 
     @Test
     void annotatedPod_getsCsiVolume_andReadOnlyMountInInitAndRegularContainers() throws Exception {
