@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -80,6 +81,34 @@ class DeployManifestsE2E {
         } else {
             assertThat(warnings).isEmpty();
         }
+    }
+
+    /**
+     * The base with the opt-out Component without-client-certificates/, as an operator's overlay includes it: the
+     * same objects are admitted, and the webhook's Deployment no longer names the CA nor mounts its ConfigMap.
+     */
+    @Test
+    void withoutClientCertificatesOverlay_passesServerSideDryRun_andDropsTheClientCa() throws Exception {
+        Path overlay = Files.createDirectories(
+                E2E.repo().resolve("e2e/target/deploy-manifests-overlays/without-client-certificates"));
+        Files.writeString(overlay.resolve("kustomization.yaml"), """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                resources:
+                  - ../../../../controlplane/deploy
+                components:
+                  - ../../../../controlplane/deploy/without-client-certificates
+                """);
+        Commands.Result rendered = kubectl.run("kustomize", overlay.toString());
+        String validate = !strictValidation ? "true" : serverMinor < 28 ? "warn" : "strict";
+        Commands.Result result = kubectl.run("apply", "--dry-run=server", "--validate=" + validate, "-k",
+                overlay.toString());
+
+        assertThat(rendered.exit()).as("kubectl kustomize %s:%n%s", overlay, rendered.output()).isZero();
+        assertThat(rendered.output()).doesNotContain("--client-ca-file").doesNotContain("satoken-webhook-client-ca");
+        assertThat(result.exit()).as("kubectl apply --dry-run=server -k %s:%n%s", overlay, result.output()).isZero();
+        assertThat(DRY_RUN_LINE.matcher(result.output()).results().count())
+                .isEqualTo(objects(E2E.repo().resolve("controlplane/deploy")));
     }
 
     /**

@@ -35,7 +35,7 @@ public final class ReviewMemory {
     }
 
     /** A review whose pod holds, at {@code where}, a list of empty lists making the body 7 MiB. */
-    static byte[] nestedLists(String where) {
+    public static byte[] nestedLists(String where) {
         String[] parts = where.split("\\$", -1);
         StringBuilder body = new StringBuilder(SEVEN_MIB).append(HEAD).append(parts[0]).append('[');
         int tail = parts[1].length() + 3;
