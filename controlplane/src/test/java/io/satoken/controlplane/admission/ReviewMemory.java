@@ -38,8 +38,8 @@ public final class ReviewMemory {
     public static byte[] nestedLists(String where) {
         String[] parts = where.split("\\$", -1);
         StringBuilder body = new StringBuilder(SEVEN_MIB).append(HEAD).append(parts[0]).append('[');
-        int tail = parts[1].length() + 3;
-        while (body.length() + 3 + tail < SEVEN_MIB) {
+        int tail = parts[1].length() + 5; // "[]]", the rest of the object, "}}"
+        while (body.length() + 3 + tail <= SEVEN_MIB) {
             body.append("[],");
         }
         body.append("[]]").append(parts[1]).append("}}");

@@ -160,8 +160,8 @@ class ReviewReaderTest {
     static byte[] nestedLists(String object, int size) {
         String[] parts = object.split("\\$", -1);
         StringBuilder body = new StringBuilder(size).append(ReviewMemory.HEAD).append(parts[0]).append('[');
-        int tail = (parts.length > 1 ? parts[1].length() : 0) + 3;
-        while (body.length() + 3 + tail < size) {
+        int tail = (parts.length > 1 ? parts[1].length() : 0) + 5; // "[]]", the rest, "}}"
+        while (body.length() + 3 + tail <= size) {
             body.append("[],");
         }
         body.append("[]]").append(parts.length > 1 ? parts[1] : "").append("}}");
