@@ -18,9 +18,11 @@ import java.util.List;
  * hold them, and the driver says whether they fit in the heap it was given ({@code -Xmx}).
  *
  * <pre>
- * mvn -B -q -pl controlplane -am -Pbench test-compile exec:exec \
- *   -Dbench.main=io.satoken.controlplane.admission.ReviewMemory -Dbench.jvmArgs="-Xmx384m -XX:+UseSerialGC" \
- *   -Dbench.args="4"
+ * mvn -B -q -pl controlplane -am test-compile dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt \
+ *   -Dmdep.includeScope=test
+ * java -Xmx384m -XX:+UseSerialGC \
+ *   -cp controlplane/target/test-classes:controlplane/target/classes:$(cat /tmp/cp.txt) \
+ *   io.satoken.controlplane.admission.ReviewMemory 4
  * </pre>
  */
 public final class ReviewMemory {
