@@ -45,7 +45,10 @@ import org.junit.jupiter.api.Test;
  * The attacks of the security review, each against the project's own manifests: the control plane's RBAC,
  * Deployments and webhook configurations from {@code controlplane/deploy} (each Deployment run as a local
  * process with its own args and ServiceAccount, {@link DeployedControlplane}; the webhook configurations
- * changed only to reach it by URL), the agent's RBAC from {@code agent/deploy}, and a real kube-apiserver.
+ * changed only to reach it by URL), the agent's RBAC from {@code agent/deploy}, and a real kube-apiserver that
+ * presents the client certificate the webhook Deployment requires ({@link ApiServerClientCertificate}). Attacks on
+ * the webhook itself come from a client holding a certificate of the same CA ({@link #intruder}), the worst case
+ * the manifests allow; one without a certificate does not get past the handshake.
  * Each test records what it tried and what happened ({@code e2e/target/reliability/security-*.txt}), which
  * RELIABILITY.md's Security table reports.
  */
