@@ -114,6 +114,34 @@ class DeployManifestsE2E {
     }
 
     /**
+     * The base with the opt-out Component without-client-certificates/, as an operator's overlay includes it: the
+     * same objects are admitted, and the webhook's Deployment no longer names the CA nor mounts its ConfigMap.
+     */
+    @Test
+    void withoutClientCertificatesOverlay_passesServerSideDryRun_andDropsTheClientCa() throws Exception {
+        Path overlay = Files.createDirectories(
+                E2E.repo().resolve("e2e/target/deploy-manifests-overlays/without-client-certificates"));
+        Files.writeString(overlay.resolve("kustomization.yaml"), """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                resources:
+                  - ../../../../controlplane/deploy
+                components:
+                  - ../../../../controlplane/deploy/without-client-certificates
+                """);
+        Commands.Result rendered = kubectl.run("kustomize", overlay.toString());
+        String validate = !strictValidation ? "true" : serverMinor < 28 ? "warn" : "strict";
+        Commands.Result result = kubectl.run("apply", "--dry-run=server", "--validate=" + validate, "-k",
+                overlay.toString());
+
+        assertThat(rendered.exit()).as("kubectl kustomize %s:%n%s", overlay, rendered.output()).isZero();
+        assertThat(rendered.output()).doesNotContain("--client-ca-file").doesNotContain("satoken-webhook-client-ca");
+        assertThat(result.exit()).as("kubectl apply --dry-run=server -k %s:%n%s", overlay, result.output()).isZero();
+        assertThat(DRY_RUN_LINE.matcher(result.output()).results().count())
+                .isEqualTo(objects(E2E.repo().resolve("controlplane/deploy")));
+    }
+
+    /**
      * The number of objects: the {@code kind:} lines at the top level of each YAML document. For a base, those
      * of every YAML file in its directory, which its rendering must hold too: a file the kustomization leaves
      * out fails here.

@@ -2,6 +2,7 @@ package io.satoken.e2e;
 
 import io.kubernetes.client.openapi.models.V1Deployment;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import io.satoken.controlplane.admission.TestCertificates;
 import java.io.IOException;
@@ -81,11 +82,16 @@ final class DeployedControlplane {
         }
     }
 
-    /** The files the Deployments mount, each mapped to its local stand-in: the webhook TLS pair, the signing key. */
-    static Map<String, Path> mountedFiles(TestCertificates.Pair tls, Path signingKey) {
+    /**
+     * The files the Deployments mount, each mapped to its local stand-in: the webhook TLS pair, the CA of the API
+     * server's client certificate, the signing key.
+     */
+    static Map<String, Path> mountedFiles(TestCertificates.Pair tls, ApiServerClientCertificate clientCertificate,
+            Path signingKey) {
         return Map.of(
                 "/etc/satoken/webhook-tls/tls.crt", tls.cert(),
                 "/etc/satoken/webhook-tls/tls.key", tls.key(),
+                ApiServerClientCertificate.MOUNTED_CA, clientCertificate.ca().cert(),
                 "/etc/satoken/signing-key/sa.key", signingKey);
     }
 

@@ -23,6 +23,7 @@ import io.kubernetes.client.util.Yaml;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.testing.MountTable;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import io.satoken.e2e.node.ClusterControllers;
 import io.satoken.e2e.node.ExecResult;
@@ -127,7 +128,9 @@ class ProductPodsE2E {
                   - level: None
                 """);
         long started = System.nanoTime();
-        node = KubeletNode.builder().apiServer(b -> b
+        // the webhook Deployment requires the API server's client certificate (README, "Client certificates")
+        ApiServerClientCertificate clientCertificate = ApiServerClientCertificate.write(work.resolve("client-auth"));
+        node = KubeletNode.builder().apiServer(b -> clientCertificate.presentedBy(b)
                 .flag("--audit-policy-file", policy.toString())
                 .flag("--audit-log-path", auditLog.toString())).start();
         for (String archive : IMAGES) {
@@ -148,6 +151,9 @@ class ProductPodsE2E {
             core.createNamespacedConfigMap(ns, new V1ConfigMap().metadata(new V1ObjectMeta().name("kube-root-ca.crt"))
                     .data(Map.of("ca.crt", rootCa))).execute();
         }
+        core.createNamespacedConfigMap(WEBHOOK_NAMESPACE, new V1ConfigMap().metadata(new V1ObjectMeta()
+                .name("satoken-webhook-client-ca")).data(Map.of("ca.crt", Files.readString(clientCertificate.ca().cert()))))
+                .execute();
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         core.createNamespacedSecret(WEBHOOK_NAMESPACE, new V1Secret().metadata(new V1ObjectMeta()
                 .name("satoken-webhook-tls")).type("kubernetes.io/tls")

@@ -37,6 +37,7 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -102,8 +103,10 @@ class WholeFlowE2E {
         Path signingKey = work.resolve("sa.key");
         Path signingPub = work.resolve("sa.pub");
         writeEcKeyPair(signingKey, signingPub);
-        server = KubeApiServer.builder()
-                .addFlag("--service-account-key-file", signingPub.toString()) // our legacy tokens verify
+        // the webhook Deployment requires the API server's client certificate
+        ApiServerClientCertificate clientCertificate = ApiServerClientCertificate.write(work.resolve("client-auth"));
+        server = clientCertificate.presentedBy(KubeApiServer.builder()
+                .addFlag("--service-account-key-file", signingPub.toString())) // our legacy tokens verify
                 .build().start(); // the harness disables the built-in ServiceAccount admission plugin
         admin = new CoreV1Api(server.adminClient());
         rootCa = server.servingCertificate();
@@ -113,7 +116,7 @@ class WholeFlowE2E {
         DeployedControlplane.applyNamespacesAndRbac(kubectl, true);
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         DeployedControlplane.Running running = DeployedControlplane.startAll("flow", server, work,
-                DeployedControlplane.mountedFiles(tls, signingKey), rootCa, Files.readAllBytes(tls.cert()), WAIT, true);
+                DeployedControlplane.mountedFiles(tls, clientCertificate, signingKey), rootCa, Files.readAllBytes(tls.cert()), WAIT, true);
         controlplane = running.controllers().process();
         webhook = running.webhook().process();
         webhookArgs = running.webhook().args();

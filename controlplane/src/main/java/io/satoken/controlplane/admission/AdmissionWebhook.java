@@ -19,6 +19,8 @@ import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The admission webhook as the control plane runs it: the server, the paths {@code --webhooks} selects
@@ -27,6 +29,8 @@ import java.util.concurrent.TimeUnit;
  * server's calls.
  */
 public final class AdmissionWebhook implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(AdmissionWebhook.class);
 
     public static final String MUTATE_PODS = "/mutate/pods";
     public static final String VALIDATE_TOKEN_REQUESTS = "/validate/serviceaccount-token";
@@ -168,6 +172,10 @@ public final class AdmissionWebhook implements AutoCloseable {
     /** Binds the port and starts watching the certificate files. */
     public void start() throws InterruptedException {
         server.start();
+        if (!settings.certificate().requiresClientCertificates()) {
+            log.warn("the admission webhook on {} accepts reviews from any client that reaches it: no --client-ca-file; "
+                    + "only a NetworkPolicy keeps others out (README, \"Client certificates\")", server.address());
+        }
         poll = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "satoken-webhook-certificate");
             thread.setDaemon(true);

@@ -33,7 +33,8 @@ final class WebhookOptions {
     @Option(names = "--client-ca-file", paramLabel = "FILE",
             description = "PEM CA certificate(s): the webhook then requires a client certificate signed by one "
                     + "(the API server's, from its AdmissionConfiguration kubeconfig); re-read when it changes. "
-                    + "Not given: any client may call the webhook.")
+                    + "The webhook Deployment gives it. Not given: any client that reaches the port may call the "
+                    + "webhook (a warning is logged).")
     Path clientCaFile;
 
     @Option(names = "--admission-token-volume", paramLabel = "projected", defaultValue = "projected",

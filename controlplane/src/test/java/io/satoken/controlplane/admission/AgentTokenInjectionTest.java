@@ -44,7 +44,8 @@ class AgentTokenInjectionTest {
     }
 
     final AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().cache(account("default"));
-    final PodMutation mutation = ServiceAccountAdmissionTest.mutation(accounts, false);
+    final Admission mutation = AdmissionFixtures.checkedThroughReader(
+            ServiceAccountAdmissionTest.mutation(accounts, false));
 
     @Test
     void annotatedPod_getsCsiVolume_andReadOnlyMountInInitAndRegularContainers() throws Exception {

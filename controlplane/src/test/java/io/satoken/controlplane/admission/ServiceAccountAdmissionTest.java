@@ -287,7 +287,7 @@ class ServiceAccountAdmissionTest {
     void rules(Case c) throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         c.accounts().accept(accounts);
-        PodMutation mutation = mutation(accounts, c.limitSecretReferences());
+        Admission mutation = AdmissionFixtures.checkedThroughReader(mutation(accounts, c.limitSecretReferences()));
 
         JsonObject original = c.request().object() == null ? null : c.request().object().deepCopy();
         Verdict verdict = mutation.review(c.request());

@@ -7,7 +7,6 @@ import static io.satoken.controlplane.admission.AdmissionFixtures.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
-import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -29,7 +28,9 @@ class SubPathWarningsTest {
             + "that expires; mount the volume's directory";
 
     private final AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().cache(account("default"));
-    private final PodMutation mutation = ServiceAccountAdmissionTest.mutation(accounts, TokenVolume.PROJECTED, false);
+    // through the webhook's streaming reader too: a field it dropped would silence the warning
+    private final Admission mutation = AdmissionFixtures.checkedThroughReader(
+            ServiceAccountAdmissionTest.mutation(accounts, false));
 
     record Case(String name, String volumes, String initContainers, String containers, List<String> warnings) {
         @Override

@@ -194,6 +194,92 @@ class KustomizeBasesTest {
         return found;
     }
 
+    @Test
+    void webhookDeployment_requiresTheApiServersClientCertificate_byDefault() throws IOException {
+        Map<String, Object> podSpec = webhookPodSpec(objects(DEPLOY));
+        Map<String, Object> container = map(list(podSpec, "containers").get(0));
+
+        assertThat(list(container, "args")).contains("--client-ca-file=/etc/satoken/client-ca/ca.crt");
+        assertThat(list(container, "volumeMounts")).map(YamlTrees::map)
+                .anySatisfy(m -> assertThat(m).containsEntry("name", "client-ca")
+                        .containsEntry("mountPath", "/etc/satoken/client-ca").containsEntry("readOnly", true));
+        Map<String, Object> volume = list(podSpec, "volumes").stream().map(YamlTrees::map)
+                .filter(v -> "client-ca".equals(v.get("name"))).findFirst().orElseThrow();
+        assertThat(map(volume.get("configMap"))).containsEntry("name", "satoken-webhook-client-ca");
+        assertThat(list(map(volume.get("configMap")), "items")).containsExactly(Map.of("key", "ca.crt", "path", "ca.crt"));
+    }
+
+    /** The opt-out Component tests, then removes, exactly what the base adds for client certificates. */
+    @Test
+    void withoutClientCertificates_component_removesTheFlagTheMountAndTheVolume_checkingEachFirst() throws IOException {
+        Path component = DEPLOY.resolve("without-client-certificates");
+        Map<String, Object> kustomization = load(component.resolve(KUSTOMIZATION));
+        List<Object> operations = list(Map.of("ops", loadAny(component.resolve("deployment-patch.yaml"))), "ops");
+        Map<String, Object> webhook = objects(DEPLOY).stream()
+                .filter(o -> "Deployment".equals(o.get("kind")) && "satoken-webhook".equals(map(o.get("metadata")).get("name")))
+                .findFirst().orElseThrow();
+
+        assertThat(kustomization).containsEntry("kind", "Component");
+        assertThat(map(map(list(kustomization, "patches").get(0)).get("target"))).containsEntry("name", "satoken-webhook");
+        List<String> removed = new ArrayList<>();
+        for (int i = 0; i < operations.size(); i += 2) {
+            Map<String, Object> test = map(operations.get(i));
+            Map<String, Object> remove = map(operations.get(i + 1));
+            assertThat(test).containsEntry("op", "test");
+            assertThat(remove).containsEntry("op", "remove");
+            String path = (String) test.get("path");
+            assertThat(at(webhook, path)).as("the base at %s", path).isEqualTo(test.get("value"));
+            assertThat(path).startsWith((String) remove.get("path"));
+            removed.add(String.valueOf(test.get("value")));
+        }
+        assertThat(removed).containsExactly("--client-ca-file=/etc/satoken/client-ca/ca.crt", "client-ca", "client-ca");
+    }
+
+    @Test
+    void networkPolicy_letsOnlyItsIpBlockReachTheWebhookPort_andAnyoneTheMetricsPort() throws IOException {
+        List<Map<String, Object>> objects = objects(DEPLOY);
+        Map<String, Object> policy = objects.stream().filter(o -> "NetworkPolicy".equals(o.get("kind")))
+                .findFirst().orElseThrow();
+        Map<String, Object> spec = map(policy.get("spec"));
+        Map<String, Object> podSpec = webhookPodSpec(objects);
+        List<Object> portNames = list(map(list(podSpec, "containers").get(0)), "ports").stream()
+                .map(p -> map(p).get("name")).toList();
+
+        assertThat(map(policy.get("metadata"))).containsEntry("namespace", "satoken-webhook");
+        assertThat(map(map(spec.get("podSelector")).get("matchLabels")))
+                .isEqualTo(Map.of("app.kubernetes.io/name", "satoken-webhook"));
+        assertThat(list(spec, "policyTypes")).containsExactly("Ingress");
+        List<Map<String, Object>> rules = list(spec, "ingress").stream().map(YamlTrees::map).toList();
+        assertThat(rules).hasSize(2);
+        assertThat(list(rules.get(0), "ports")).containsExactly(Map.of("protocol", "TCP", "port", "webhook"));
+        assertThat(list(rules.get(0), "from")).containsExactly(Map.of("ipBlock", Map.of("cidr", "192.0.2.0/24")));
+        assertThat(list(rules.get(1), "ports")).containsExactly(Map.of("protocol", "TCP", "port", "metrics"));
+        assertThat(rules.get(1)).doesNotContainKey("from");
+        assertThat(portNames).contains("webhook", "metrics");
+    }
+
+    private static Map<String, Object> webhookPodSpec(List<Map<String, Object>> objects) {
+        Map<String, Object> webhook = objects.stream()
+                .filter(o -> "Deployment".equals(o.get("kind")) && "satoken-webhook".equals(map(o.get("metadata")).get("name")))
+                .findFirst().orElseThrow();
+        return map(map(map(webhook.get("spec")).get("template")).get("spec"));
+    }
+
+    /** The value at a JSON pointer such as {@code /spec/template/spec/volumes/1/name}. */
+    private static Object at(Object tree, String pointer) {
+        Object node = tree;
+        for (String part : pointer.substring(1).split("/")) {
+            node = node instanceof List<?> items ? items.get(Integer.parseInt(part)) : map(node).get(part);
+        }
+        return node;
+    }
+
+    private static Object loadAny(Path file) throws IOException {
+        try (Reader reader = Files.newBufferedReader(file)) {
+            return yaml().load(reader);
+        }
+    }
+
     private static List<String> manifestNames(Path dir) throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
             return files.map(f -> f.getFileName().toString())

@@ -11,6 +11,7 @@ import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.apis.AuthorizationV1Api;
 import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.NetworkingV1Api;
 import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
 import io.kubernetes.client.openapi.models.AdmissionregistrationV1ServiceReference;
 import io.kubernetes.client.openapi.models.V1AggregationRule;
@@ -24,6 +25,7 @@ import io.kubernetes.client.openapi.models.V1LabelSelectorRequirement;
 import io.kubernetes.client.openapi.models.V1MatchCondition;
 import io.kubernetes.client.openapi.models.V1MutatingWebhook;
 import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
+import io.kubernetes.client.openapi.models.V1NetworkPolicy;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
@@ -207,6 +209,39 @@ class DeployManifestsIT {
         assertThat(pod.getVolumes()).filteredOn(v -> v.getProjected() != null)
                 .flatExtracting(v -> v.getProjected().getSources())
                 .noneMatch(s -> s.getSecret() != null);
+        // only the API server may call it: its client certificate's CA, from a ConfigMap
+        assertThat(args).contains("--client-ca-file=/etc/satoken/client-ca/ca.crt");
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getConfigMap() != null)
+                .extracting(v -> v.getConfigMap().getName()).containsExactly("satoken-webhook-client-ca");
+    }
+
+    /**
+     * The NetworkPolicy is admitted, selects the webhook's pods, and names ports the webhook's container has: the
+     * webhook port from its ipBlock only, the metrics port from anywhere.
+     */
+    @Test
+    void webhookNetworkPolicy_passesServerSideValidation_andAdmitsTheWebhookPortFromItsIpBlockOnly(
+            KubeApiServer server) throws Exception {
+        Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
+        V1NetworkPolicy file = (V1NetworkPolicy) Yaml.loadAll(DEPLOY.resolve("50-webhook-network-policy.yaml").toFile())
+                .get(0);
+
+        // read as JSON: API servers before 1.27 answer a status the client's model no longer has
+        ApiClient client = server.adminClient();
+        com.google.gson.JsonObject spec = client.<com.google.gson.JsonObject>execute(new NetworkingV1Api(client)
+                .createNamespacedNetworkPolicy(file.getMetadata().getNamespace(), file).dryRun("All").buildCall(null),
+                com.google.gson.JsonObject.class).getData().getAsJsonObject("spec");
+
+        V1PodTemplateSpec template = webhookDeployment().getSpec().getTemplate();
+        assertThat(template.getMetadata().getLabels()).containsAllEntriesOf(Map.of("app.kubernetes.io/name",
+                spec.getAsJsonObject("podSelector").getAsJsonObject("matchLabels").get("app.kubernetes.io/name")
+                        .getAsString()));
+        assertThat(spec.get("policyTypes").toString()).isEqualTo("[\"Ingress\"]");
+        assertThat(spec.get("ingress").toString()).isEqualTo("[{\"ports\":[{\"protocol\":\"TCP\",\"port\":\"webhook\"}],"
+                + "\"from\":[{\"ipBlock\":{\"cidr\":\"192.0.2.0/24\"}}]},"
+                + "{\"ports\":[{\"protocol\":\"TCP\",\"port\":\"metrics\"}]}]");
+        assertThat(template.getSpec().getContainers().get(0).getPorts()).extracting(V1ContainerPort::getName)
+                .contains("webhook", "metrics");
     }
 
     /** A Deployment is only warned about; a pod is what Pod Security admission refuses. */
