@@ -31,9 +31,9 @@ import org.junit.jupiter.api.Test;
 class BuiltInPluginParityIT {
 
     /** What OpenShift's ServiceAccount admission plugin appends to the volume's sources. */
-    static final JsonElement OPENSHIFT_SERVICE_CA = JsonParser.parseString(
-            "{'configMap':{'name':'openshift-service-ca.crt','items':[{'key':'service-ca.crt','path':'service-ca.crt'}]}}"
-                    .replace('\'', '"'));
+    static final JsonElement OPENSHIFT_SERVICE_CA = JsonParser.parseString(("{'configMap':{"
+            + "'name':'openshift-service-ca.crt','items':[{'key':'service-ca.crt','path':'service-ca.crt'}]}}")
+            .replace('\'', '"'));
 
     static KubeApiServer server;
 
