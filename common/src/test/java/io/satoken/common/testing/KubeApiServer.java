@@ -3,6 +3,7 @@ package io.satoken.common.testing;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.VersionApi;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -40,7 +41,8 @@ import okhttp3.Response;
 /**
  * A real kube-apiserver backed by a real etcd, both on free loopback ports, for *IT tests.
  *
- * <p>Binaries: kube-apiserver from {@code $KUBEBUILDER_ASSETS} (default {@value #DEFAULT_ASSETS}); etcd
+ * <p>Binaries: kube-apiserver from the system property {@value #ASSETS_PROPERTY} when set (the build's
+ * second tier, a newer Kubernetes), else {@code $KUBEBUILDER_ASSETS} (default {@value #DEFAULT_ASSETS}); etcd
  * from the same directory or else from {@code PATH} (Debian's {@code etcd-server}). Everything the
  * processes write (data dir, certificates, keys, logs) lives in one temp directory removed by
  * {@link #close()}.
@@ -56,6 +58,8 @@ import okhttp3.Response;
 public final class KubeApiServer implements AutoCloseable {
 
     public static final String DEFAULT_ASSETS = "/usr/local/kubebuilder/bin";
+    /** The system property naming a binaries directory that wins over {@code $KUBEBUILDER_ASSETS}. */
+    public static final String ASSETS_PROPERTY = "satoken.kubeAssets";
     public static final String ISSUER = "https://kubernetes.default.svc.cluster.local";
 
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
@@ -101,8 +105,21 @@ public final class KubeApiServer implements AutoCloseable {
 
     /** The directory searched for binaries, whether or not it holds them. */
     public static Path assetsDir() {
+        String property = System.getProperty(ASSETS_PROPERTY);
+        if (property != null && !property.isBlank()) {
+            return Path.of(property);
+        }
         String env = System.getenv("KUBEBUILDER_ASSETS");
         return Path.of(env == null || env.isBlank() ? DEFAULT_ASSETS : env);
+    }
+
+    /** The running server's {@code /version} gitVersion, e.g. {@code v1.26.1}. */
+    public String gitVersion() throws IOException {
+        try {
+            return new VersionApi(adminClient()).getCode().execute().getGitVersion();
+        } catch (ApiException e) {
+            throw new IOException("GET /version: HTTP " + e.getCode(), e);
+        }
     }
 
     /** etcd next to kube-apiserver, else the first {@code etcd} on {@code PATH}. */
@@ -144,6 +161,10 @@ public final class KubeApiServer implements AutoCloseable {
             }
             apiServer = ManagedProcess.start("kube-apiserver", apiServerCommand(), log("kube-apiserver"));
             apiServer.awaitReady(this::apiServerReady, READY_TIMEOUT);
+            if (first) {
+                // one loud line per server, so a report says which Kubernetes each test ran against
+                System.out.println("==== kube-apiserver " + gitVersion() + " from " + assetsDir() + " ====");
+            }
         } catch (IOException | RuntimeException e) {
             String logs = ManagedProcess.logTail(log("etcd"), LOG_TAIL_LINES)
                     + ManagedProcess.logTail(log("kube-apiserver"), LOG_TAIL_LINES);

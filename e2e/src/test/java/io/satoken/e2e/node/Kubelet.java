@@ -12,9 +12,9 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * The node's kubelet (v1.26, from {@code $KUBEBUILDER_ASSETS}): a {@code KubeletConfiguration} file for this
- * machine, a kubeconfig with the node's client certificate, its root dir and certificates under the node's
- * directory, and containerd's socket as its runtime.
+ * The node's kubelet (from {@link KubeApiServer#assetsDir()}: v1.26.1 by default): a
+ * {@code KubeletConfiguration} file for this machine, a kubeconfig with the node's client certificate, its
+ * root dir and certificates under the node's directory, and containerd's socket as its runtime.
  *
  * <p>Chosen for a test node on a shared machine: {@code failSwapOn: false}; the cgroupfs driver (no systemd
  * here); {@code protectKernelDefaults: false} (it then rewrites some sysctls, see {@link KernelSettings});

@@ -188,6 +188,9 @@ public final class KubeletNode implements AutoCloseable {
         readyTime = Duration.ofNanos(System.nanoTime() - started);
         System.err.printf("node: %s Ready %d ms after the kubelet started (%s; logs %s, %s)%n", nodeName,
                 readyTime.toMillis(), dir, kubelet.process().log(), containerd.log());
+        // one loud line, so a report says which kubelet each real-node test ran against
+        System.out.printf("==== kubelet %s from %s ====%n", new CoreV1Api(server.adminClient()).readNode(nodeName)
+                .execute().getStatus().getNodeInfo().getKubeletVersion(), KubeApiServer.assetsDir());
     }
 
     private boolean nodeReady() throws ApiException {
