@@ -17,6 +17,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * What the build records about its jars and images: each shipped jar's CycloneDX SBOM
@@ -95,6 +98,43 @@ class ImageRecordsE2E {
                     .filter(jar -> jarNames.stream().noneMatch(jar::endsWith)).toList();
             assertThat(missing).as(program + ": jars in /app/libs missing from the SBOM").isEmpty();
         }
+    }
+
+    @Test
+    void workloads_runOnlyOnTheImagesPlatform(@TempDir Path dir) throws Exception {
+        // Jib builds linux/amd64 unless the pom names other platforms (it names none); an archive says for sure
+        String platform = "linux/amd64";
+        for (String program : PROGRAMS) {
+            if (Files.isRegularFile(archive(program))) {
+                Path unpacked = Files.createDirectories(dir.resolve(program));
+                Commands.Result untar = Commands.run("untar-image", List.of("tar", "-xf", archive(program).toString(),
+                        "-C", unpacked.toString()));
+                assertThat(untar.exit()).as(untar.output()).isZero();
+                Map<String, Object> index = json(Files.readString(unpacked.resolve("index.json")));
+                Map<String, Object> manifest = json(blob(unpacked, ((Map<?, ?>) ((List<?>) index.get("manifests")).get(0)).get("digest")));
+                Map<String, Object> config = json(blob(unpacked, ((Map<?, ?>) manifest.get("config")).get("digest")));
+                assertThat(config.get("os") + "/" + config.get("architecture")).as(program).isEqualTo(platform);
+            }
+        }
+        String[] osArch = platform.split("/");
+        for (String manifests : List.of("agent/deploy/30-daemonset.yaml", "controlplane/deploy/30-deployment.yaml",
+                "controlplane/deploy/35-webhook-deployment.yaml")) {
+            Yaml yaml = new Yaml(new SafeConstructor(new LoaderOptions()));
+            for (Object doc : yaml.loadAll(Files.readString(E2E.repo().resolve(manifests)))) {
+                Map<?, ?> object = (Map<?, ?>) doc;
+                if (List.of("DaemonSet", "Deployment").contains(object.get("kind"))) {
+                    Map<?, ?> podSpec = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) object.get("spec")).get("template")).get("spec");
+                    Map<?, ?> selector = (Map<?, ?>) podSpec.get("nodeSelector");
+                    assertThat(selector).as(manifests + ": nodeSelector").isNotNull();
+                    assertThat(selector.get("kubernetes.io/os")).as(manifests).isEqualTo(osArch[0]);
+                    assertThat(selector.get("kubernetes.io/arch")).as(manifests).isEqualTo(osArch[1]);
+                }
+            }
+        }
+    }
+
+    private static String blob(Path unpacked, Object digest) throws Exception {
+        return Files.readString(unpacked.resolve("blobs/sha256").resolve(String.valueOf(digest).substring("sha256:".length())));
     }
 
     private static Path archive(String program) {
