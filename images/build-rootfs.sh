@@ -122,8 +122,10 @@ fi
 cat > "$out/usr/local/bin/$program" <<LAUNCHER
 #!/bin/sh
 # Runs $program from the classes and libraries Jib put under /app. JAVA_OPTS holds the JVM's options.
+# No core dump: the process holds tokens and keys; the JVM is told so as well.
+ulimit -c 0
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options
-exec "\${JAVA_HOME:-$java_home}/bin/java" \${JAVA_OPTS:-} -cp @/app/jib-classpath-file $main_class "\$@"
+exec "\${JAVA_HOME:-$java_home}/bin/java" -XX:-CreateCoredumpOnCrash \${JAVA_OPTS:-} -cp @/app/jib-classpath-file $main_class "\$@"
 LAUNCHER
 chmod 755 "$out/usr/local/bin/$program"
 

@@ -9,10 +9,7 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.apis.StorageV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
-import io.kubernetes.client.openapi.models.V1CSINode;
-import io.kubernetes.client.openapi.models.V1CSINodeDriver;
 import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Capabilities;
 import io.kubernetes.client.openapi.models.V1Container;
@@ -30,7 +27,6 @@ import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.openapi.models.V1VolumeMount;
 import io.kubernetes.client.openapi.models.V1VolumeProjection;
-import io.satoken.common.testing.Manifests;
 import io.satoken.e2e.node.ExecResult;
 import io.satoken.e2e.node.KubeletNode;
 import io.satoken.e2e.node.RunningPod;
@@ -86,11 +82,8 @@ class CsiNodeE2E {
     private static final long USER = 1000;
     private static final long FS_GROUP = 2000;
 
+    private static CsiDriverNode csi;
     private static KubeletNode node;
-    private static Path work;
-    private static Path agentConfig;
-    private static Path agentKubeconfig;
-    private static String metricsAddress;
     private static SatokenProcess agent;
     private static String namespace;
     private static RunningPod app;
@@ -104,18 +97,9 @@ class CsiNodeE2E {
 
     @BeforeAll
     static void startNodeAndAgent() throws Exception {
-        KubeletNode.assumeAvailable();
-        node = KubeletNode.builder().start();
-        Figures.record(TEST, String.format(Locale.ROOT, "node Ready %d ms after the kubelet started",
-                node.readyTime().toMillis()));
-        work = Files.createTempDirectory("satoken-csi-e2e");
-        Manifests.apply(node.apiServer(), E2E.repo().resolve("agent/deploy/25-csidriver.yaml"));
-        agentKubeconfig = AgentIdentity.kubeconfig(node.apiServer(), work.resolve("agent.kubeconfig"));
-        agentConfig = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir() + "\n");
-        metricsAddress = "127.0.0.1:" + E2E.freePort();
-        agent = startAgent("csi-node-agent");
-        // /readyz includes csi-registered: the kubelet took the registration socket and registered the driver
-        awaitTrue("CSINode lists " + DRIVER, Duration.ofSeconds(30), () -> csiNodeDrivers().contains(DRIVER));
+        csi = CsiDriverNode.start(TEST, "csi-node-agent");
+        node = csi.node();
+        agent = csi.agent();
 
         namespace = node.createNamespace("csi", Map.of("pod-security.kubernetes.io/enforce", "restricted",
                 "pod-security.kubernetes.io/enforce-version", "latest"));
@@ -125,16 +109,8 @@ class CsiNodeE2E {
 
     @AfterAll
     static void stop() throws IOException {
-        if (node != null) {
-            node.close(); // deletes the pods first, while the agent still answers the unpublishes
-        }
-        if (agent != null) {
-            agent.close();
-        }
-        if (work != null) {
-            try (Stream<Path> files = Files.walk(work)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+        if (csi != null) {
+            csi.close();
         }
     }
 
@@ -173,7 +149,7 @@ class CsiNodeE2E {
         String agentLayout = layout(app, "/agent");
         String kubeletLayout = layout(app, "/kubelet");
         // The same entries, each of the same kind (AW-1, AW-2, AW-4). The directories' modes differ, and are
-        // recorded: kubelet's tmpfs root is 1777 plus the setgid bit of fsGroup ownership, the agent's is 0750 in fsGroup.
+        // recorded: kubelet's tmpfs root is 1777 plus the setgid bit of fsGroup ownership, the agent's is 0751 in fsGroup.
         assertThat(withoutModes(agentLayout)).as("agent's volume vs kubelet's").isEqualTo(withoutModes(kubeletLayout));
         String agentFile = exec(app, "stat", "-L", "-c", "%a %u:%g", "/agent/token").strip();
         String kubeletFile = exec(app, "stat", "-L", "-c", "%a %u:%g", "/kubelet/token").strip();
@@ -271,8 +247,7 @@ class CsiNodeE2E {
         double issued = agent.metric("satoken_token_requests_total", "result=\"success\"");
         issuedBeforeRestart = issued;
         double serverBefore = ApiServerMetrics.tokenRequests(node.apiServer(), "201");
-        agent.kill();
-        agent = startAgent("csi-node-agent-restarted");
+        agent = csi.restartAgent("csi-node-agent-restarted");
         SatokenProcess.pause(Duration.ofSeconds(20));
         double after = agent.metric("satoken_token_requests_total", "result=\"success\"");
         double serverAfter = ApiServerMetrics.tokenRequests(node.apiServer(), "201");
@@ -342,7 +317,7 @@ class CsiNodeE2E {
         Commands.Result rereaderText = explain("rereader");
         assertThat(rereaderText.output()).contains("of the token now in the file").doesNotContain("TokenNotReread");
         Commands.Result json = Commands.run("csi-node-explain-json", List.of(E2E.agentLauncher().toString(), "explain",
-                "--config", agentConfig.toString(), "--output", "json", namespace + "/once"));
+                "--config", csi.agentConfig().toString(), "--output", "json", namespace + "/once"));
         JsonObject file = JsonParser.parseString(json.output()).getAsJsonObject().getAsJsonArray("directories").get(0)
                 .getAsJsonObject().getAsJsonArray("files").get(0).getAsJsonObject();
         assertThat(file.get("readCurrentToken").getAsBoolean()).isFalse();
@@ -388,13 +363,6 @@ class CsiNodeE2E {
 
     // --- the pieces -----------------------------------------------------------------------------
 
-    private static SatokenProcess startAgent(String name) throws IOException {
-        return SatokenProcess.agent(name, List.of("run", "--config", agentConfig.toString(),
-                        "--kubeconfig", agentKubeconfig.toString(), "--node-name", node.nodeName(),
-                        "--metrics-address", metricsAddress), metricsAddress, Map.of())
-                .awaitReady(Duration.ofSeconds(60));
-    }
-
     /** A restricted pod whose container runs {@code script} with the agent's volume at /agent. */
     private static V1Pod readerPod(String name, String script, Map<String, String> attributes) {
         V1Pod pod = pod(name, csiVolume(attributes), false);
@@ -406,7 +374,7 @@ class CsiNodeE2E {
     private static Commands.Result explain(String pod) {
         try {
             return Commands.run("csi-node-explain-" + pod, List.of(E2E.agentLauncher().toString(), "explain",
-                    "--config", agentConfig.toString(), namespace + "/" + pod), Duration.ofSeconds(60));
+                    "--config", csi.agentConfig().toString(), namespace + "/" + pod), Duration.ofSeconds(60));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -494,15 +462,6 @@ class CsiNodeE2E {
         }
     }
 
-    private static List<String> csiNodeDrivers() {
-        try {
-            V1CSINode csiNode = new StorageV1Api(node.adminClient()).readCSINode(node.nodeName()).execute();
-            return csiNode.getSpec().getDrivers().stream().map(V1CSINodeDriver::getName).toList();
-        } catch (ApiException e) {
-            return List.of();
-        }
-    }
-
     /** The agent's tmpfs mounts (source {@value #DRIVER}) under {@code dir}. */
     private static List<String> mountsUnder(Path dir) throws IOException {
         return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
@@ -516,12 +475,6 @@ class CsiNodeE2E {
     }
 
     private static void awaitTrue(String what, Duration timeout, BooleanSupplier condition) {
-        Instant deadline = Instant.now().plus(timeout);
-        while (!condition.getAsBoolean()) {
-            if (Instant.now().isAfter(deadline)) {
-                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting until " + what);
-            }
-            SatokenProcess.pause(Duration.ofMillis(200));
-        }
+        CsiDriverNode.awaitTrue(what, timeout, condition);
     }
 }

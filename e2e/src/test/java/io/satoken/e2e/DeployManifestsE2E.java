@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -56,11 +57,41 @@ class DeployManifestsE2E {
         "agent/deploy",
         "controlplane/deploy",
         "controlplane/deploy/webhooks",
-        "agent/deploy/examples/consumer.yaml",
-        "controlplane/deploy/examples/signing-key-secret.yaml",
-        "controlplane/deploy/examples/webhook-secret-volume-rbac.yaml"})
+        "agent/deploy/examples/consumer.yaml"})
     void manifests_passServerSideDryRun_withStrictFieldValidation(String manifests) throws Exception {
-        Path path = E2E.repo().resolve(manifests);
+        dryRun(manifests, E2E.repo().resolve(manifests), objects(E2E.repo().resolve(manifests)));
+    }
+
+    /**
+     * The base with the opt-in Component legacy-tokens/, as an operator's overlay includes it: the tokens
+     * controller's RBAC and the controllers' Deployment mounting the node's key file are admitted (the
+     * namespace at the privileged level, which a hostPath needs).
+     */
+    @Test
+    void legacyTokensOverlay_passesServerSideDryRun_withStrictFieldValidation() throws Exception {
+        Path overlay = Files.createDirectories(E2E.repo().resolve("e2e/target/deploy-manifests-overlays/legacy-tokens"));
+        Files.writeString(overlay.resolve("kustomization.yaml"), """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                resources:
+                  - ../../../../controlplane/deploy
+                components:
+                  - ../../../../controlplane/deploy/legacy-tokens
+                """);
+        Path component = E2E.repo().resolve("controlplane/deploy/legacy-tokens/rbac.yaml");
+        // a dry run changes no namespace: set the level the overlay sets, or Pod Security warns of the hostPath
+        String level = "pod-security.kubernetes.io/enforce=";
+        assertThat(kubectl.run("label", "namespace", "satoken-controlplane", level + "privileged", "--overwrite").exit())
+                .isZero();
+        try {
+            dryRun("controlplane/deploy with legacy-tokens", overlay,
+                    objects(E2E.repo().resolve("controlplane/deploy")) + kinds(Files.readAllLines(component)));
+        } finally {
+            kubectl.run("label", "namespace", "satoken-controlplane", level + "restricted", "--overwrite");
+        }
+    }
+
+    private static void dryRun(String manifests, Path path, long objects) throws Exception {
         // matchConditions (webhooks/webhook-configurations.yaml) is a 1.28 field: older servers drop it, which is
         // what the file's comment relies on; there, that one unknown field is a warning, nothing else is.
         boolean before128 = serverMinor < 28;
@@ -71,7 +102,7 @@ class DeployManifestsE2E {
         assertThat(result.exit()).as("kubectl apply --dry-run=server " + how + " %s:%n%s", manifests, result.output()).isZero();
         assertThat(DRY_RUN_LINE.matcher(result.output()).results().count())
                 .as("one line per object in %s:%n%s", manifests, result.output())
-                .isEqualTo(objects(path));
+                .isEqualTo(objects);
         List<String> warnings = result.output().lines().filter(l -> l.toLowerCase().contains("warning")).toList();
         if (!strictValidation) {
             return; // warnings of the old client are not the server's
@@ -80,6 +111,34 @@ class DeployManifestsE2E {
         } else {
             assertThat(warnings).isEmpty();
         }
+    }
+
+    /**
+     * The base with the opt-out Component without-client-certificates/, as an operator's overlay includes it: the
+     * same objects are admitted, and the webhook's Deployment no longer names the CA nor mounts its ConfigMap.
+     */
+    @Test
+    void withoutClientCertificatesOverlay_passesServerSideDryRun_andDropsTheClientCa() throws Exception {
+        Path overlay = Files.createDirectories(
+                E2E.repo().resolve("e2e/target/deploy-manifests-overlays/without-client-certificates"));
+        Files.writeString(overlay.resolve("kustomization.yaml"), """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                resources:
+                  - ../../../../controlplane/deploy
+                components:
+                  - ../../../../controlplane/deploy/without-client-certificates
+                """);
+        Commands.Result rendered = kubectl.run("kustomize", overlay.toString());
+        String validate = !strictValidation ? "true" : serverMinor < 28 ? "warn" : "strict";
+        Commands.Result result = kubectl.run("apply", "--dry-run=server", "--validate=" + validate, "-k",
+                overlay.toString());
+
+        assertThat(rendered.exit()).as("kubectl kustomize %s:%n%s", overlay, rendered.output()).isZero();
+        assertThat(rendered.output()).doesNotContain("--client-ca-file").doesNotContain("satoken-webhook-client-ca");
+        assertThat(result.exit()).as("kubectl apply --dry-run=server -k %s:%n%s", overlay, result.output()).isZero();
+        assertThat(DRY_RUN_LINE.matcher(result.output()).results().count())
+                .isEqualTo(objects(E2E.repo().resolve("controlplane/deploy")));
     }
 
     /**

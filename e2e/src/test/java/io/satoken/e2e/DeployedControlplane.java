@@ -2,6 +2,7 @@ package io.satoken.e2e;
 
 import io.kubernetes.client.openapi.models.V1Deployment;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import io.satoken.controlplane.admission.TestCertificates;
 import java.io.IOException;
@@ -19,7 +20,9 @@ import java.util.regex.Pattern;
  * container args, with only what a process outside a pod must change. Files the pod mounts become local
  * files, {@code 0.0.0.0:PORT} becomes a free loopback port, and the process gets a kubeconfig holding a
  * token of the Deployment's own ServiceAccount (so it has exactly the RBAC the manifests give it) and the
- * API server's CA as {@code --root-ca-file} where the pod would use its mounted {@code ca.crt}.
+ * API server's CA as {@code --root-ca-file} where the pod would use its mounted {@code ca.crt}. With
+ * {@code legacyTokens}, the controllers run as the opt-in Component {@code legacy-tokens/} leaves them: the
+ * tokens controller named, the signing key given, and the Component's RBAC applied.
  */
 final class DeployedControlplane {
 
@@ -61,6 +64,11 @@ final class DeployedControlplane {
 
     /** Applies the namespaces ({@code 00-*}) and the RBAC of {@code controlplane/deploy}: what its processes need. */
     static void applyNamespacesAndRbac(Kubectl kubectl) throws IOException, InterruptedException {
+        applyNamespacesAndRbac(kubectl, false);
+    }
+
+    /** As {@link #applyNamespacesAndRbac(Kubectl)}, with the Component {@code legacy-tokens/}'s RBAC too. */
+    static void applyNamespacesAndRbac(Kubectl kubectl, boolean legacyTokens) throws IOException, InterruptedException {
         try (var files = Files.list(DEPLOY)) {
             for (Path f : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
                 String name = f.getFileName().toString();
@@ -69,13 +77,21 @@ final class DeployedControlplane {
                 }
             }
         }
+        if (legacyTokens) {
+            kubectl.apply(DEPLOY.resolve(DeployedManifests.LEGACY_TOKENS).resolve("rbac.yaml"));
+        }
     }
 
-    /** The files the Deployments mount, each mapped to its local stand-in: the webhook TLS pair, the signing key. */
-    static Map<String, Path> mountedFiles(TestCertificates.Pair tls, Path signingKey) {
+    /**
+     * The files the Deployments mount, each mapped to its local stand-in: the webhook TLS pair, the CA of the API
+     * server's client certificate, the signing key.
+     */
+    static Map<String, Path> mountedFiles(TestCertificates.Pair tls, ApiServerClientCertificate clientCertificate,
+            Path signingKey) {
         return Map.of(
                 "/etc/satoken/webhook-tls/tls.crt", tls.cert(),
                 "/etc/satoken/webhook-tls/tls.key", tls.key(),
+                ApiServerClientCertificate.MOUNTED_CA, clientCertificate.ca().cert(),
                 "/etc/satoken/signing-key/sa.key", signingKey);
     }
 
@@ -86,11 +102,18 @@ final class DeployedControlplane {
      */
     static Running startAll(String prefix, KubeApiServer server, Path work, Map<String, Path> files, Path rootCa,
             byte[] caBundle, Duration wait) throws Exception {
-        Started controllers = start(prefix, server, controllers(), work, files, rootCa);
+        return startAll(prefix, server, work, files, rootCa, caBundle, wait, false);
+    }
+
+    /** As above; with {@code legacyTokens} the controllers run with the Component {@code legacy-tokens/}. */
+    static Running startAll(String prefix, KubeApiServer server, Path work, Map<String, Path> files, Path rootCa,
+            byte[] caBundle, Duration wait, boolean legacyTokens) throws Exception {
+        Workload controllersWorkload = legacyTokens ? withLegacyTokens(controllers()) : controllers();
+        Started controllers = start(prefix, server, controllersWorkload, work, files, rootCa);
         Started webhook = null;
         try {
             Workload webhookWorkload = webhook();
-            webhook = webhookWorkload.equals(controllers.workload()) ? controllers
+            webhook = webhookWorkload.name().equals(controllers.workload().name()) ? controllers
                     : start(prefix, server, webhookWorkload, work, files, rootCa);
             controllers.process().awaitReady(wait);
             webhook.process().awaitReady(wait);
@@ -123,6 +146,14 @@ final class DeployedControlplane {
         List<Workload> all = workloads();
         return all.stream().filter(w -> w.runsControllers() && !w.servesWebhook()).findFirst()
                 .orElseGet(() -> all.stream().filter(Workload::runsControllers).findFirst().orElseThrow());
+    }
+
+    /** {@code controllers} with the args the Component {@code legacy-tokens/} leaves them. */
+    static Workload withLegacyTokens(Workload controllers) throws IOException {
+        List<String> args = DeployedManifests.withLegacyTokens(DEPLOY, controllers.deployment());
+        controllers.deployment().getSpec().getTemplate().getSpec().getContainers().get(0).setArgs(new ArrayList<>(args));
+        return new Workload(controllers.namespace(), controllers.name(), controllers.serviceAccount(), args,
+                controllers.deployment());
     }
 
     /**

@@ -49,7 +49,8 @@ class ImageRecordsE2E {
                 .toRealPath();
         Path stray = Files.writeString(dir.resolve("stray"), "no package owns this");
         Path root = dir.resolve("root");
-        Path input = Files.writeString(dir.resolve("copied"), "/bin/sh\t" + dash + "\n/usr/local/bin/stray\t" + stray + "\n");
+        Path input = Files.writeString(dir.resolve("copied"),
+                "/bin/sh\t" + dash + "\n/usr/local/bin/stray\t" + stray + "\n");
 
         Commands.Result result = Commands.run("debian-packages", List.of("bash", "-c",
                 "\"$0\" \"$1\" satoken-test < \"$2\"", E2E.repo().resolve("images/debian-packages.sh").toString(),
@@ -64,7 +65,8 @@ class ImageRecordsE2E {
         assertThat(rows.get(1)).isEqualTo("/usr/local/bin/stray\t-\t-\t-\t-\t-");
         assertThat(root.resolve("var/lib/dpkg/status.d/dash")).content()
                 .contains("Package: dash\n", "Status: install ok installed\n", "Version: ");
-        Map<String, Object> bom = json(Files.readString(root.resolve("usr/share/satoken/sbom/satoken-test-debian.cdx.json")));
+        Map<String, Object> bom =
+                json(Files.readString(root.resolve("usr/share/satoken/sbom/satoken-test-debian.cdx.json")));
         assertThat(componentNames(bom)).containsExactly("dash");
         assertThat(String.valueOf(components(bom).get(0).get("purl"))).startsWith("pkg:deb/").contains("/dash@");
     }
@@ -111,7 +113,8 @@ class ImageRecordsE2E {
                         "-C", unpacked.toString()));
                 assertThat(untar.exit()).as(untar.output()).isZero();
                 Map<String, Object> index = json(Files.readString(unpacked.resolve("index.json")));
-                Map<String, Object> manifest = json(blob(unpacked, ((Map<?, ?>) ((List<?>) index.get("manifests")).get(0)).get("digest")));
+                Map<?, ?> first = (Map<?, ?>) ((List<?>) index.get("manifests")).get(0);
+                Map<String, Object> manifest = json(blob(unpacked, first.get("digest")));
                 Map<String, Object> config = json(blob(unpacked, ((Map<?, ?>) manifest.get("config")).get("digest")));
                 assertThat(config.get("os") + "/" + config.get("architecture")).as(program).isEqualTo(platform);
             }
@@ -123,7 +126,8 @@ class ImageRecordsE2E {
             for (Object doc : yaml.loadAll(Files.readString(E2E.repo().resolve(manifests)))) {
                 Map<?, ?> object = (Map<?, ?>) doc;
                 if (List.of("DaemonSet", "Deployment").contains(object.get("kind"))) {
-                    Map<?, ?> podSpec = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) object.get("spec")).get("template")).get("spec");
+                    Map<?, ?> template = (Map<?, ?>) ((Map<?, ?>) object.get("spec")).get("template");
+                    Map<?, ?> podSpec = (Map<?, ?>) template.get("spec");
                     Map<?, ?> selector = (Map<?, ?>) podSpec.get("nodeSelector");
                     assertThat(selector).as(manifests + ": nodeSelector").isNotNull();
                     assertThat(selector.get("kubernetes.io/os")).as(manifests).isEqualTo(osArch[0]);
@@ -134,7 +138,8 @@ class ImageRecordsE2E {
     }
 
     private static String blob(Path unpacked, Object digest) throws Exception {
-        return Files.readString(unpacked.resolve("blobs/sha256").resolve(String.valueOf(digest).substring("sha256:".length())));
+        String hex = String.valueOf(digest).substring("sha256:".length());
+        return Files.readString(unpacked.resolve("blobs/sha256").resolve(hex));
     }
 
     private static Path archive(String program) {
@@ -143,7 +148,8 @@ class ImageRecordsE2E {
 
     /** The files of every layer of the OCI archive; the layers are unpacked into {@code into}. */
     private static Set<String> imageFiles(Path archive, Path into) throws Exception {
-        Commands.Result untar = Commands.run("untar-image", List.of("tar", "-xf", archive.toString(), "-C", into.toString()));
+        Commands.Result untar = Commands.run("untar-image",
+                List.of("tar", "-xf", archive.toString(), "-C", into.toString()));
         assertThat(untar.exit()).as(untar.output()).isZero();
         Set<String> files = new TreeSet<>();
         Path layers = Files.createDirectories(into.resolve("layers"));

@@ -98,7 +98,8 @@ class KubectlPluginE2E {
 
     @Test
     void twoRunningAgentsOnOneNode_areNotPickedFrom() throws Exception {
-        Run r = plugin(Map.of("FAKE_NODE", "node-1", "FAKE_AGENTS", "a Running \\nb Running \\n"), "explain", "shop/cart");
+        Run r = plugin(Map.of("FAKE_NODE", "node-1", "FAKE_AGENTS", "a Running \\nb Running \\n"),
+                "explain", "shop/cart");
 
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.err()).contains("2 satoken agents run on node node-1 (a b)");

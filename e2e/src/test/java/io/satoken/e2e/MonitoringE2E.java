@@ -25,7 +25,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  */
 class MonitoringE2E {
 
-    private static final Path DASHBOARD = E2E.repo().resolve("agent/deploy/components/monitoring/satoken-dashboard.json");
+    private static final Path DASHBOARD =
+            E2E.repo().resolve("agent/deploy/components/monitoring/satoken-dashboard.json");
     private static final Pattern JOB = Pattern.compile("job=~?\"([^\"]+)\"");
     private static final Set<String> JOBS = Set.of("satoken-agent", "satoken-controlplane", "satoken-webhook");
 
@@ -34,7 +35,12 @@ class MonitoringE2E {
         List<Map<String, Object>> objects = render(dir, "agent/deploy");
         List<Map<String, Object>> monitors = ofKind(objects, "PodMonitor");
         assertThat(monitors).hasSize(1);
-        assertScrapes(monitors.get(0), only(ofKind(objects, "DaemonSet")));
+        Map<String, Object> daemonSet = only(ofKind(objects, "DaemonSet"));
+        assertScrapes(monitors.get(0), daemonSet);
+        Object agent = list(map(map(map(daemonSet.get("spec")).get("template")).get("spec")).get("containers")).get(0);
+        List<Object> command = new ArrayList<>(list(map(agent).get("command")));
+        assertThat(command).as("the base's loopback address, opened to the node's addresses")
+                .containsSequence("--metrics-address", "0.0.0.0:9810");
         List<Object> relabelings = new ArrayList<>(list(endpoint(monitors.get(0)).get("relabelings")));
         assertThat(relabelings).as("the agent's series carry the pod's node, which SatokenAgentDown matches on")
                 .contains(Map.of("sourceLabels", List.of("__meta_kubernetes_pod_node_name"), "targetLabel", "node"));
@@ -86,11 +92,12 @@ class MonitoringE2E {
                     .append(new Gson().toJson(expr.replace("$__rate_interval", "5m"))).append('\n');
         }
         Path file = Files.writeString(dir.resolve("dashboard-rules.yaml"), rules);
-        Commands.Result check = Commands.run("promtool-check-dashboard", List.of("promtool", "check", "rules", file.toString()));
+        Commands.Result check = Commands.run("promtool-check-dashboard",
+                List.of("promtool", "check", "rules", file.toString()));
         assertThat(check.exit()).as(check.output()).isZero();
     }
 
-    /** The PodMonitor selects the workload's pods, in their namespace, on a named port of theirs, with job = its name. */
+    /** The PodMonitor selects the workload's pods, in their namespace, on a named port of theirs; job = its name. */
     private static void assertScrapes(Map<String, Object> monitor, Map<String, Object> workload) {
         Map<String, Object> template = map(map(workload.get("spec")).get("template"));
         Map<String, Object> podLabels = map(map(template.get("metadata")).get("labels"));
@@ -118,7 +125,8 @@ class MonitoringE2E {
         Files.writeString(overlay.resolve("kustomization.yaml"), "resources:\n  - "
                 + overlay.relativize(E2E.repo().resolve(base)) + "\ncomponents:\n  - "
                 + overlay.relativize(E2E.repo().resolve(base + "/components/monitoring")) + "\n");
-        Commands.Result rendered = Commands.run("kubectl-kustomize", List.of("kubectl", "kustomize", overlay.toString()));
+        Commands.Result rendered = Commands.run("kubectl-kustomize",
+                List.of("kubectl", "kustomize", overlay.toString()));
         assertThat(rendered.exit()).as(rendered.output()).isZero();
         List<Map<String, Object>> objects = new ArrayList<>();
         for (Object doc : new Yaml(new SafeConstructor(new LoaderOptions())).loadAll(rendered.output())) {

@@ -23,6 +23,7 @@ import io.kubernetes.client.util.Yaml;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.testing.MountTable;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import io.satoken.e2e.node.ClusterControllers;
 import io.satoken.e2e.node.ExecResult;
@@ -68,7 +69,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  *       level (hostNetwork needs it): the test node has no kube-proxy, so neither the {@code kubernetes}
  *       Service nor a pod network route to the API server;
  *   <li>free ports instead of 9810, 10260 and 9443 (the three share the host's network here, and the
- *       machine runs other tests), in the args, the container ports and the probes;
+ *       machine runs other tests), in the args, the container ports and the probes (the agent's stay on the
+ *       node's loopback, as shipped);
  *   <li>one replica of each Deployment (one node; two pods with the same host port cannot share it);
  *   <li>{@code imagePullPolicy: Never}: the images exist only in the node's containerd;
  *   <li>the kubelet's root directory, which is the test node's own rather than {@code /var/lib/kubelet}, in
@@ -126,7 +128,9 @@ class ProductPodsE2E {
                   - level: None
                 """);
         long started = System.nanoTime();
-        node = KubeletNode.builder().apiServer(b -> b
+        // the webhook Deployment requires the API server's client certificate (README, "Client certificates")
+        ApiServerClientCertificate clientCertificate = ApiServerClientCertificate.write(work.resolve("client-auth"));
+        node = KubeletNode.builder().apiServer(b -> clientCertificate.presentedBy(b)
                 .flag("--audit-policy-file", policy.toString())
                 .flag("--audit-log-path", auditLog.toString())).start();
         for (String archive : IMAGES) {
@@ -139,17 +143,17 @@ class ProductPodsE2E {
         kubectl("label", "node", node.nodeName(), "node-role.kubernetes.io/control-plane=");
 
         // What an operator does first (README, "Install"): the namespaces, while kube-controller-manager
-        // still publishes kube-root-ca.crt (here the test does, as none runs), the signing key and the
-        // webhook's serving certificate.
+        // still publishes kube-root-ca.crt (here the test does, as none runs), and the webhook's serving
+        // certificate. The base runs no tokens controller, so no signing key is needed.
         kubectl("apply", "-f", E2E.repo().resolve("controlplane/deploy/00-namespace.yaml").toString());
         String rootCa = Files.readString(node.apiServer().servingCertificate());
         for (String ns : List.of(CONTROLLERS_NAMESPACE, WEBHOOK_NAMESPACE)) {
             core.createNamespacedConfigMap(ns, new V1ConfigMap().metadata(new V1ObjectMeta().name("kube-root-ca.crt"))
                     .data(Map.of("ca.crt", rootCa))).execute();
         }
-        core.createNamespacedSecret(CONTROLLERS_NAMESPACE, new V1Secret()
-                .metadata(new V1ObjectMeta().name("satoken-controlplane-signing-key"))
-                .data(Map.of("sa.key", Files.readAllBytes(node.apiServer().serviceAccountSigningKey())))).execute();
+        core.createNamespacedConfigMap(WEBHOOK_NAMESPACE, new V1ConfigMap().metadata(new V1ObjectMeta()
+                .name("satoken-webhook-client-ca")).data(Map.of("ca.crt", Files.readString(clientCertificate.ca().cert()))))
+                .execute();
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         core.createNamespacedSecret(WEBHOOK_NAMESPACE, new V1Secret().metadata(new V1ObjectMeta()
                 .name("satoken-webhook-tls")).type("kubernetes.io/tls")
@@ -353,11 +357,8 @@ class ProductPodsE2E {
         assertThat(flag).as("--metrics-address in the DaemonSet's command").isNotNegative();
         String path = "/spec/template/spec/containers/0/command/" + (flag + 1);
         ops.add(op("test", path, json(c.getCommand().get(flag + 1))));
-        ops.add(op("replace", path, json("0.0.0.0:" + ports.agentMetrics())));
-        ops.add(op("test", "/spec/template/spec/containers/0/ports/0/containerPort",
-                c.getPorts().get(0).getContainerPort().toString()));
-        ops.add(op("replace", "/spec/template/spec/containers/0/ports/0/containerPort",
-                Integer.toString(ports.agentMetrics())));
+        // still the node's loopback, which the probes ask (the DaemonSet has the host's network and no port)
+        ops.add(op("replace", path, json("127.0.0.1:" + ports.agentMetrics())));
         for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
             ops.add(op("replace", "/spec/template/spec/containers/0/" + probe + "/httpGet/port",
                     Integer.toString(ports.agentMetrics())));

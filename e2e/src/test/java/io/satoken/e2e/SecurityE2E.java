@@ -13,7 +13,9 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
+import io.satoken.controlplane.admission.ReviewMemory;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -32,6 +34,9 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,7 +45,10 @@ import org.junit.jupiter.api.Test;
  * The attacks of the security review, each against the project's own manifests: the control plane's RBAC,
  * Deployments and webhook configurations from {@code controlplane/deploy} (each Deployment run as a local
  * process with its own args and ServiceAccount, {@link DeployedControlplane}; the webhook configurations
- * changed only to reach it by URL), the agent's RBAC from {@code agent/deploy}, and a real kube-apiserver.
+ * changed only to reach it by URL), the agent's RBAC from {@code agent/deploy}, and a real kube-apiserver that
+ * presents the client certificate the webhook Deployment requires ({@link ApiServerClientCertificate}). Attacks on
+ * the webhook itself come from a client holding a certificate of the same CA ({@link #intruder}), the worst case
+ * the manifests allow; one without a certificate does not get past the handshake.
  * Each test records what it tried and what happened ({@code e2e/target/reliability/security-*.txt}), which
  * RELIABILITY.md's Security table reports.
  */
@@ -51,6 +59,8 @@ class SecurityE2E {
     static final Duration WAIT = Duration.ofSeconds(60);
     static final int STALLED_CLIENTS = 64;
     static final int FORGED_REVIEWS = 1_000;
+    static final int REAL_REVIEWS = 200;
+    static final int SEVEN_MIB = 7 * 1024 * 1024;
 
     static KubeApiServer server;
     static CoreV1Api admin;
@@ -62,18 +72,27 @@ class SecurityE2E {
     static String agentToken;
     static String namespace;
     static String webhookCa;
+    /** The API server's client certificate for the webhook, which the deployed webhook requires. */
+    static ApiServerClientCertificate clientAuth;
+    /**
+     * A certificate the same CA signs for someone other than the API server (a node's, where the operator uses a
+     * CA that signs more than the API server's): a client the webhook lets past its handshake, counted apart.
+     */
+    static TestCertificates.Pair intruder;
 
     @BeforeAll
     static void deploy() throws Exception {
         work = Files.createTempDirectory("satoken-e2e-security-");
-        server = KubeApiServer.builder().build().start();
+        clientAuth = ApiServerClientCertificate.write(work.resolve("client-auth"));
+        intruder = clientAuth.another(work.resolve("intruder"), "system:node:" + NODE);
+        server = clientAuth.presentedBy(KubeApiServer.builder()).build().start();
         admin = new CoreV1Api(server.adminClient());
         Kubectl kubectl = Kubectl.forAdmin(server);
         DeployedControlplane.applyNamespacesAndRbac(kubectl);
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         webhookCa = Files.readString(tls.cert());
         DeployedControlplane.Running running = DeployedControlplane.startAll("security", server, work,
-                DeployedControlplane.mountedFiles(tls, server.serviceAccountSigningKey()), server.servingCertificate(),
+                DeployedControlplane.mountedFiles(tls, clientAuth, server.serviceAccountSigningKey()), server.servingCertificate(),
                 webhookCa.getBytes(StandardCharsets.US_ASCII), WAIT);
         controllers = running.controllers();
         webhook = running.webhook();
@@ -228,7 +247,7 @@ class SecurityE2E {
     /** Finding 4: an oversized body and a slow one are refused, and reviews go on being answered. */
     @Test
     void oversizedAndSlowBodies_areRefused_whileReviewsAreStillAnswered() throws Exception {
-        WebhookClient client = new WebhookClient(webhook.port("--webhook-address"), webhookCa);
+        WebhookClient client = intruder();
         String huge = "x".repeat(8 * 1024 * 1024);
         WebhookClient.Answer oversized = client.post(BadReviews.MUTATE, huge);
         ExecutorService slow = Executors.newSingleThreadExecutor();
@@ -258,7 +277,7 @@ class SecurityE2E {
      */
     @Test
     void thousandForgedReviews_forMissingServiceAccounts_doNotHoldTheWebhook() throws Exception {
-        WebhookClient client = new WebhookClient(webhook.port("--webhook-address"), webhookCa);
+        WebhookClient client = intruder();
         ExecutorService attackers = Executors.newFixedThreadPool(32);
         long[] millis = new long[FORGED_REVIEWS];
         int[] codes = new int[FORGED_REVIEWS];
@@ -301,6 +320,203 @@ class SecurityE2E {
         } finally {
             attackers.shutdownNow();
         }
+    }
+
+    // --- a webhook no client can exhaust ----------------------------------------------------------------
+
+    /**
+     * The manifests' default: the webhook's handshake requires a client certificate from the API server's CA, so a
+     * pod (anything without one) cannot send it a review at all, while the API server's own calls are served.
+     */
+    @Test
+    void clientWithoutACertificate_refusedInTheHandshake_theApiServersCallsServed() throws Exception {
+        WebhookClient anyone = new WebhookClient(webhook.port("--webhook-address"), webhookCa);
+
+        Exception refused = null;
+        try {
+            anyone.post(BadReviews.MUTATE, BadReviews.review("no-cert", namespace, BadReviews.pod(null)));
+        } catch (IOException e) {
+            refused = e;
+        }
+        V1Pod admitted = admin.createNamespacedPod(namespace, realPod("handshake")).dryRun("All").execute();
+
+        assertThat(refused).as("a review from a client without a certificate").isNotNull();
+        assertThat(admitted.getSpec().getVolumes()).as("the API server's call, served: the token volume added")
+                .anyMatch(v -> v.getName().startsWith("kube-api-access-"));
+        Figures.record("security-client-certificate", "a client without a certificate: " + refused
+                + "; the API server's review of a pod: served (kube-api-access volume added)");
+    }
+
+    /**
+     * Five senders announcing 7 MiB bodies and trickling them, over and over, from one client with a certificate:
+     * they hold at most that client's share of the body budget, each only until it falls behind the body pace
+     * (408), and the API server's reviews keep their pace.
+     */
+    @Test
+    void fiveSlowSenders_ofSevenMiB_whileTheApiServerReviewsPods() throws Exception {
+        WebhookClient client = intruder();
+        String head = "POST " + BadReviews.MUTATE + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + SEVEN_MIB + "\r\n\r\n{";
+        underAttack("security-attack-slow-senders", "5 senders announcing 7 MiB, trickling 1 KiB/s", 5, stop -> {
+            try (SSLSocket socket = client.open(head)) {
+                OutputStream out = socket.getOutputStream();
+                byte[] kib = " ".repeat(1024).getBytes(StandardCharsets.US_ASCII);
+                try {
+                    while (!stop.get() && socket.getInputStream().available() == 0) {
+                        out.write(kib);
+                        out.flush();
+                        SatokenProcess.pause(Duration.ofSeconds(1));
+                    }
+                } catch (IOException cut) {
+                    // the server closed the connection after its answer
+                }
+                return statusLine(socket);
+            }
+        });
+    }
+
+    /**
+     * Four 7 MiB bodies at once, over and over, of empty lists nested where no rule reads (which Gson once kept at
+     * 14.8 times the body) and where a rule keeps the value whole (refused as an amplification).
+     */
+    @Test
+    void fourNestedListBodies_atOnce_whileTheApiServerReviewsPods() throws Exception {
+        WebhookClient client = intruder();
+        String skipped = new String(ReviewMemory.nestedLists("{\"kind\":\"Pod\",\"spec\":{\"affinity\":$}}"),
+                StandardCharsets.US_ASCII);
+        String kept = new String(ReviewMemory.nestedLists(
+                "{\"kind\":\"Pod\",\"spec\":{\"volumes\":[{\"name\":\"v\",\"csi\":{\"x\":$}}]}}"),
+                StandardCharsets.US_ASCII);
+        AtomicInteger turn = new AtomicInteger();
+        underAttack("security-attack-nested-lists", "4 bodies of 7 MiB of nested empty lists at once, in "
+                + "spec.affinity and spec.volumes[0].csi by turns", 4, stop -> {
+            WebhookClient.Answer a = client.post(BadReviews.MUTATE, turn.getAndIncrement() % 2 == 0 ? skipped : kept);
+            return a.status() + (a.response() == null ? "" : a.allowed() ? " allowed" : " " + a.code());
+        });
+    }
+
+    /** Forged reviews for the missing {@code default} of a fresh namespace each, 32 at a time. */
+    @Test
+    void forgedReviewFlood_freshMissingNamespaces_whileTheApiServerReviewsPods() throws Exception {
+        WebhookClient client = intruder();
+        AtomicInteger fresh = new AtomicInteger();
+        underAttack("security-attack-namespace-flood", "32 senders of forged reviews, each for the missing default "
+                + "ServiceAccount of a namespace never named before", 32, stop -> {
+            int n = fresh.incrementAndGet();
+            WebhookClient.Answer a = client.post(BadReviews.MUTATE,
+                    BadReviews.review("flood-" + n, "fresh-" + n, BadReviews.pod(null)));
+            return a.status() + (a.response() == null ? "" : a.allowed() ? " allowed" : " " + a.code());
+        });
+    }
+
+    /** One attacker's request: what it got (a status line or code), ending early once {@code stop} is set. */
+    @FunctionalInterface
+    interface Attack {
+        String send(AtomicBoolean stop) throws Exception;
+    }
+
+    /**
+     * Runs {@code attack} on {@code senders} threads, each sending again as soon as answered, while the API server
+     * reviews {@value #REAL_REVIEWS} pods (dry-run creations, 10 a second and at most 4 at a time, each calling the
+     * webhook); then asserts
+     * every real review was allowed with a p99 under the webhook's 10 s timeout, and records both sides.
+     */
+    private static void underAttack(String figure, String what, int senders, Attack attack) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        Map<String, AtomicInteger> answers = new java.util.concurrent.ConcurrentSkipListMap<>();
+        ExecutorService attackers = Executors.newFixedThreadPool(senders);
+        List<Future<?>> running = new ArrayList<>();
+        for (int i = 0; i < senders; i++) {
+            running.add(attackers.submit(() -> {
+                while (!stop.get()) {
+                    String answer;
+                    try {
+                        answer = attack.send(stop);
+                    } catch (Exception e) {
+                        answer = e.getClass().getSimpleName();
+                    }
+                    answers.computeIfAbsent(answer, k -> new AtomicInteger()).incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        // 10 reviews a second, at most 4 at a time: 20 s of attack at least
+        java.util.concurrent.ScheduledExecutorService reviewers = Executors.newScheduledThreadPool(4);
+        long[] millis = new long[REAL_REVIEWS];
+        String[] failures = new String[REAL_REVIEWS];
+        long start = System.nanoTime();
+        try {
+            SatokenProcess.pause(Duration.ofSeconds(2)); // the attack under way first
+            List<Future<?>> reviews = new ArrayList<>();
+            for (int i = 0; i < REAL_REVIEWS; i++) {
+                int n = i;
+                reviews.add(reviewers.schedule(() -> {
+                    long t = System.nanoTime();
+                    try {
+                        V1Pod pod = admin.createNamespacedPod(namespace, realPod("real-" + n)).dryRun("All").execute();
+                        if (pod.getSpec().getVolumes().stream().noneMatch(v -> v.getName().startsWith("kube-api-access-"))) {
+                            failures[n] = "admitted without the webhook's token volume";
+                        }
+                    } catch (ApiException e) {
+                        failures[n] = e.getCode() + " " + e.getResponseBody();
+                    }
+                    millis[n] = (System.nanoTime() - t) / 1_000_000;
+                    return null;
+                }, n * 100L, java.util.concurrent.TimeUnit.MILLISECONDS));
+            }
+            for (Future<?> f : reviews) {
+                f.get(10, java.util.concurrent.TimeUnit.MINUTES);
+            }
+        } finally {
+            stop.set(true);
+            reviewers.shutdownNow();
+            for (Future<?> f : running) {
+                try {
+                    f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    // an attacker stuck past the test is stopped below
+                }
+            }
+            attackers.shutdownNow();
+        }
+        long seconds = (System.nanoTime() - start) / 1_000_000_000;
+        long[] sorted = millis.clone();
+        Arrays.sort(sorted);
+        long p99 = sorted[(int) Math.ceil(REAL_REVIEWS * 0.99) - 1];
+        List<String> failed = Arrays.stream(failures).filter(java.util.Objects::nonNull).toList();
+        int health = healthz(webhook.address("--metrics-address"), Duration.ofSeconds(3));
+        Figures.record(figure, String.format("%s, for %d s: attackers got %s; meanwhile %d real reviews (pods created"
+                + " with dryRun through the API server, 10 a second, at most 4 at a time): %d failed, p50 %d ms, p99 %d ms, max %d ms;"
+                + " /healthz %d", what, seconds, answers, REAL_REVIEWS, failed.size(), sorted[REAL_REVIEWS / 2], p99,
+                sorted[REAL_REVIEWS - 1], health));
+        assertThat(failed).as("real reviews during the attack").isEmpty();
+        assertThat(p99).as("p99 of real reviews during the attack, against the webhook's 10 s timeout")
+                .isLessThan(10_000);
+        assertThat(health).isEqualTo(200);
+    }
+
+    /** A pod the API server reviews for real: the webhook adds its token volume. */
+    private static V1Pod realPod(String name) {
+        return new V1Pod().metadata(new V1ObjectMeta().name(name)).spec(new io.kubernetes.client.openapi.models.V1PodSpec()
+                .containers(List.of(new io.kubernetes.client.openapi.models.V1Container().name("main").image("busybox"))));
+    }
+
+    /** The status line of the answer on {@code socket}, or what ended the read. */
+    private static String statusLine(SSLSocket socket) {
+        try {
+            StringBuilder line = new StringBuilder();
+            for (int c = socket.getInputStream().read(); c >= 0 && c != '\r'; c = socket.getInputStream().read()) {
+                line.append((char) c);
+            }
+            return line.length() == 0 ? "closed without an answer" : line.toString();
+        } catch (IOException e) {
+            return e.getClass().getSimpleName();
+        }
+    }
+
+    /** A client of the webhook holding {@link #intruder}'s certificate. */
+    private static WebhookClient intruder() throws Exception {
+        return new WebhookClient(webhook.port("--webhook-address"), webhookCa, intruder);
     }
 
     // --- helpers ------------------------------------------------------------------------------------

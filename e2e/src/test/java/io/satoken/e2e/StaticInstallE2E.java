@@ -69,7 +69,7 @@ class StaticInstallE2E {
         Path kubeconfig = root.resolve("etc/satoken/kubeconfig");
         server.writeKubeconfig(kubeconfig, server.adminToken());
         FileModes.set(kubeconfig, 0640);
-        Path exporterDir = root.resolve("var/run/satoken/node-exporter");
+        Path exporterDir = root.resolve("run/satoken/node-exporter");
         Path resticDir = root.resolve("var/lib/satoken/restic");
         for (String[] sa : new String[][] {{"monitoring", "node-exporter"}, {"backup", "restic"}}) {
             new CoreV1Api(server.adminClient()).createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(sa[0])))
@@ -111,7 +111,7 @@ class StaticInstallE2E {
             // the two tokens: documented modes and owners, kubelet's layout, accepted by the API server
             String exporter1 = IssuedTokens.read(exporterToken);
             String restic1 = IssuedTokens.read(resticToken);
-            assertLayout(exporterDir, "0600 65534:65534", "0750 0:65534");
+            assertLayout(exporterDir, "0600 65534:65534", "0751 0:65534");
             assertLayout(resticDir, "0640 0:34", "0750 0:34");
             assertThat(ApiChecks.audiences(exporter1)).containsExactly("https://vault.example.com");
             assertThat(ApiChecks.accepted(server, exporter1, "https://vault.example.com",
@@ -144,7 +144,7 @@ class StaticInstallE2E {
             String restic2 = IssuedTokens.read(resticToken);
             assertThat(exporter2.equals(exporter1)).as("node-exporter token replaced").isFalse();
             assertThat(restic2.equals(restic1)).as("restic token replaced").isFalse();
-            assertLayout(exporterDir, "0600 65534:65534", "0750 0:65534");
+            assertLayout(exporterDir, "0600 65534:65534", "0751 0:65534");
             assertLayout(resticDir, "0640 0:34", "0750 0:34");
             assertThat(ApiChecks.accepted(server, exporter2, "https://vault2.example.com",
                     "system:serviceaccount:monitoring:node-exporter")).as("new node-exporter token accepted").isTrue();
@@ -174,7 +174,8 @@ class StaticInstallE2E {
 
     /**
      * kubelet's layout with README's modes: the dir and {@code ..data}'s one timestamped dir of
-     * {@code dirModeOwner} (0750 in the files' group, where kubelet's AtomicWriter makes 0755), {@code token} a
+     * {@code dirModeOwner} (0750 in the files' group, 0751 when the file's owner reads it, where kubelet's
+     * AtomicWriter makes 0755), {@code token} a
      * link through {@code ..data} to a file of {@code fileModeOwner}.
      */
     private static void assertLayout(Path dir, String fileModeOwner, String dirModeOwner) throws IOException {

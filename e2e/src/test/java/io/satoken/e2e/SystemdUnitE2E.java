@@ -3,6 +3,7 @@ package io.satoken.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.satoken.common.testing.MountTable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,20 +85,104 @@ class SystemdUnitE2E {
     }
 
     /**
-     * The agent's CAP_DAC_READ_SEARCH reads past file modes, so the unit hides kubelet's credentials from it
-     * (finding 5), each with {@code -} so a node without one still starts the unit; and systemd accepts the
-     * settings (verify above), with the exposure still at most 2.0 (above).
+     * The agent's CAP_DAC_READ_SEARCH reads past file modes, so /etc, /var and /run, where a node keeps its
+     * credentials, are empty file systems to it but for an allow-list; systemd accepts the settings (verify
+     * above), with the exposure still at most 2.0 (above).
      */
     @Test
-    void installedUnit_hidesKubeletsCredentials() throws Exception {
-        UnitFile unit = UnitFile.parse(root.resolve("etc/systemd/system").resolve(UNIT));
-        List<String> hidden = unit.values("InaccessiblePaths");
-        Figures.record(TEST, "InaccessiblePaths: " + String.join(" ", hidden));
-        assertThat(hidden).contains("-/var/lib/kubelet/pki", "-/etc/kubernetes/pki", "-/etc/kubernetes/kubelet.conf",
-                "-/etc/kubernetes/bootstrap-kubelet.conf", "-/etc/kubernetes/admin.conf");
-        assertThat(hidden).allSatisfy(p -> assertThat(p).startsWith("-/"));
+    void installedUnit_showsTheAgentOnlyItsAllowList() throws Exception {
+        UnitFile unit = unit();
+        Figures.record(TEST, "TemporaryFileSystem: " + String.join(" ", unit.values("TemporaryFileSystem"))
+                + "; BindPaths: " + String.join(" ", unit.values("BindPaths"))
+                + "; BindReadOnlyPaths: " + String.join(" ", unit.values("BindReadOnlyPaths")));
+        assertThat(unit.values("TemporaryFileSystem")).containsExactlyInAnyOrder("/etc:ro", "/var:ro", "/run:ro");
+        assertThat(unit.values("BindPaths")).containsExactly("/run/satoken", "/var/lib/satoken");
+        assertThat(unit.values("BindReadOnlyPaths")).allSatisfy(p -> assertThat(p).matches("-?/etc/.+"));
+        assertThat(unit.values("LimitCORE")).containsExactly("0");
         assertThat(unit.values("StateDirectoryMode")).containsExactly("0711");
         assertThat(unit.values("RuntimeDirectoryMode")).containsExactly("0711");
+    }
+
+    /**
+     * The allow-list is enough to run the agent, and hides the node's secrets: this host's file system as the
+     * unit shows it (a private mount namespace with empty /etc, /var and /run, and the unit's BindPaths and
+     * BindReadOnlyPaths put back, with its two token dirs in temporary dirs), the installed launcher runs the
+     * agent's demo there, whose tokens are written to /run/satoken; /etc/shadow and kubelet's directory are
+     * not there. systemd itself cannot run here; this is what its TemporaryFileSystem= and Bind*Paths= do.
+     */
+    @Test
+    void installedUnit_allowList_isEnoughToRunTheAgent_andHidesTheNodesSecrets() throws Exception {
+        Assumptions.assumeTrue(Commands.onPath("unshare"), "unshare not installed");
+        String cannotMount = MountTable.cannotMountReason();
+        if (cannotMount != null) {
+            System.err.println("*** SKIPPED SystemdUnitE2E sandbox: " + cannotMount + " ***");
+            Assumptions.abort(cannotMount);
+        }
+        UnitFile unit = unit();
+        Path stage = Files.createDirectories(root.resolve("sandbox"));
+        Path run = Files.createDirectories(root.resolve("run/satoken"));
+        Path lib = Files.createDirectories(root.resolve("var/lib/satoken"));
+        StringBuilder binds = new StringBuilder();
+        for (String path : unit.values("BindPaths")) {
+            binds.append("rw ").append(path).append(' ').append(path.equals("/run/satoken") ? run : lib).append('\n');
+        }
+        for (String path : unit.values("BindReadOnlyPaths")) {
+            String p = path.startsWith("-") ? path.substring(1) : path;
+            // /etc/satoken: the staged one (the demo reads nothing there; it must only exist)
+            binds.append("ro ").append(p).append(' ').append(p.equals("/etc/satoken") ? root.resolve("etc/satoken") : p)
+                    .append('\n');
+        }
+        Files.writeString(stage.resolve("binds"), binds);
+        Path script = Files.writeString(stage.resolve("sandbox.sh"), SANDBOX);
+        List<String> hidden = unit.values("TemporaryFileSystem").stream().map(t -> t.replace(":ro", "")).toList();
+        String launcher = root + unit.execStart().get(0);
+        String check = "for f in /etc/shadow /etc/ssh /var/lib/kubelet /var/lib/containerd /run/containerd; do"
+                + " [ ! -e \"$f\" ] || { echo \"visible: $f\"; exit 3; }; done; exec " + launcher
+                + " demo --dir /run/satoken/demo --duration 3s --ttl 10s";
+
+        List<String> command = new ArrayList<>(List.of("unshare", "--mount", "--propagation", "private", "sh",
+                script.toString(), stage.toString(), String.join(" ", hidden), "env",
+                "SATOKEN_AGENT_JAR=" + root + unit.environment().get("SATOKEN_AGENT_JAR"),
+                "JAVA_OPTS=" + unit.environment().get("JAVA_OPTS"), "sh", "-c", check));
+        Commands.Result result = Commands.run("systemd-unit-sandbox", command, Duration.ofMinutes(2));
+
+        Figures.record(TEST, String.format("the agent's demo in the unit's file-system view (/etc, /var, /run"
+                + " emptied, %d paths put back): exit %d", unit.values("BindPaths").size()
+                + unit.values("BindReadOnlyPaths").size(), result.exit()));
+        assertThat(result.exit()).as("the demo in the unit's file-system view:%n%s", result.output()).isZero();
+        assertThat(run.resolve("demo/tokens/vault/token")).isRegularFile();
+    }
+
+    /**
+     * Makes the unit's file-system view in a private mount namespace, then runs the rest of its arguments:
+     * {@code sandbox.sh STAGE "DIRS TO EMPTY" COMMAND...}. {@code STAGE/binds} lists {@code ro|rw DEST SRC}; a
+     * missing source is skipped (the unit's {@code -} prefix), a link is followed (as systemd does). Sources are
+     * bound into STAGE first, as emptying /etc, /var and /run would hide them.
+     */
+    private static final String SANDBOX = """
+            set -eu
+            stage=$1; hide=$2; shift 2
+            i=0
+            : > "$stage/list"
+            while read -r mode dest src; do
+              [ -e "$src" ] || continue
+              real=$(readlink -f "$src")
+              i=$((i+1))
+              if [ -d "$real" ]; then mkdir -p "$stage/m$i"; else : > "$stage/m$i"; fi
+              mount --bind "$real" "$stage/m$i"
+              echo "$mode $dest $stage/m$i" >> "$stage/list"
+            done < "$stage/binds"
+            for d in $hide; do mount -t tmpfs -o mode=0755 tmpfs "$d"; done
+            while read -r mode dest from; do
+              if [ -d "$from" ]; then mkdir -p "$dest"; else mkdir -p "$(dirname "$dest")"; : > "$dest"; fi
+              mount --bind "$from" "$dest"
+              if [ "$mode" = ro ]; then mount -o remount,bind,ro "$dest"; fi
+            done < "$stage/list"
+            exec "$@"
+            """;
+
+    private UnitFile unit() throws IOException {
+        return UnitFile.parse(root.resolve("etc/systemd/system").resolve(UNIT));
     }
 
     /**

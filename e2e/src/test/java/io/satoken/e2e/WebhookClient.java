@@ -2,6 +2,7 @@ package io.satoken.e2e;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.satoken.controlplane.admission.TestCertificates;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -11,13 +12,21 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 
 /**
  * Talks to the control plane's admission webhook the way kube-apiserver does: HTTPS, trusting only the
@@ -51,6 +60,14 @@ final class WebhookClient {
     private final HttpClient http;
 
     WebhookClient(int port, String caPem) throws GeneralSecurityException, IOException {
+        this(port, caPem, null);
+    }
+
+    /**
+     * A client presenting {@code certificate} (null: none), as the API server presents its own to a webhook that
+     * requires one ({@code --client-ca-file}).
+     */
+    WebhookClient(int port, String caPem, TestCertificates.Pair certificate) throws GeneralSecurityException, IOException {
         this.port = port;
         KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
         store.load(null, null);
@@ -59,7 +76,7 @@ final class WebhookClient {
         TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
         trust.init(store);
         this.tls = SSLContext.getInstance("TLS");
-        this.tls.init(null, trust.getTrustManagers(), null);
+        this.tls.init(certificate == null ? null : keys(certificate), trust.getTrustManagers(), null);
         this.http = HttpClient.newBuilder().sslContext(tls).version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(5)).build();
     }
@@ -106,6 +123,33 @@ final class WebhookClient {
         } catch (java.net.SocketException reset) {
             return ""; // a reset is a refusal too
         }
+    }
+
+    /**
+     * Opens a TLS connection and sends {@code head} (a request's headers and the start of its body), leaving the
+     * connection open for the caller to send more, slowly or never.
+     */
+    SSLSocket open(String head) throws IOException {
+        SSLSocket socket = (SSLSocket) tls.getSocketFactory().createSocket("127.0.0.1", port);
+        socket.setSoTimeout(30_000);
+        socket.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        return socket;
+    }
+
+    /** Key managers presenting {@code certificate}, from its PEM files. */
+    private static KeyManager[] keys(TestCertificates.Pair certificate) throws GeneralSecurityException, IOException {
+        PrivateKey key;
+        try (PEMParser parser = new PEMParser(Files.newBufferedReader(certificate.key()))) {
+            key = new JcaPEMKeyConverter().getPrivateKey((PrivateKeyInfo) parser.readObject());
+        }
+        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+        store.load(null, null);
+        char[] password = "client".toCharArray();
+        store.setKeyEntry("client", key, password, new Certificate[] {certificate.certificate()});
+        KeyManagerFactory factory = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        factory.init(store, password);
+        return factory.getKeyManagers();
     }
 
     private static JsonObject reviewResponse(String body) {

@@ -37,6 +37,7 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -61,8 +62,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * The whole system as an operator runs it: a kube-apiserver with its own ServiceAccount admission plugin
  * off and the control plane's signing key among its {@code --service-account-key-file}s;
- * {@code satoken-controlplane} twice, as {@code controlplane/deploy} splits it: the controllers and, apart,
- * the webhook, each as its own ServiceAccount with {@code controlplane/deploy/10-rbac.yaml}; and
+ * {@code satoken-controlplane} twice, as {@code controlplane/deploy} splits it: the controllers (with the opt-in
+ * Component {@code legacy-tokens/}) and, apart, the webhook, each as its own ServiceAccount with {@code controlplane/deploy/10-rbac.yaml}; and
  * {@code satoken-agent} in CSI mode for node-a (as
  * {@code satoken-system/satoken-agent} with {@code agent/deploy/10-rbac.yaml}, its token bound to an agent
  * pod on node-a), each a separate process started from its launcher (the control plane's with its
@@ -102,17 +103,20 @@ class WholeFlowE2E {
         Path signingKey = work.resolve("sa.key");
         Path signingPub = work.resolve("sa.pub");
         writeEcKeyPair(signingKey, signingPub);
-        server = KubeApiServer.builder()
-                .addFlag("--service-account-key-file", signingPub.toString()) // our legacy tokens verify
+        // the webhook Deployment requires the API server's client certificate
+        ApiServerClientCertificate clientCertificate = ApiServerClientCertificate.write(work.resolve("client-auth"));
+        server = clientCertificate.presentedBy(KubeApiServer.builder()
+                .addFlag("--service-account-key-file", signingPub.toString())) // our legacy tokens verify
                 .build().start(); // the harness disables the built-in ServiceAccount admission plugin
         admin = new CoreV1Api(server.adminClient());
         rootCa = server.servingCertificate();
 
         Kubectl kubectl = Kubectl.forAdmin(server);
-        DeployedControlplane.applyNamespacesAndRbac(kubectl);
+        // with the opt-in legacy tokens controller: legacyTokenSecret_* checks the token Secrets it fills
+        DeployedControlplane.applyNamespacesAndRbac(kubectl, true);
         TestCertificates.Pair tls = TestCertificates.write(work.resolve("webhook-tls"), "satoken-webhook");
         DeployedControlplane.Running running = DeployedControlplane.startAll("flow", server, work,
-                DeployedControlplane.mountedFiles(tls, signingKey), rootCa, Files.readAllBytes(tls.cert()), WAIT);
+                DeployedControlplane.mountedFiles(tls, clientCertificate, signingKey), rootCa, Files.readAllBytes(tls.cert()), WAIT, true);
         controlplane = running.controllers().process();
         webhook = running.webhook().process();
         webhookArgs = running.webhook().args();
@@ -212,7 +216,8 @@ class WholeFlowE2E {
         assertThat(PosixFilePermissions.toString(attrs.permissions())).isEqualTo("rw-r-----");
         assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
         assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
-        // every directory of the layout 0750 in fsGroup 2000 (not AW-1's 0755), every file the token's own mode;
+        // every directory of the layout 0751 in fsGroup 2000 (not AW-1's 0755: the group lists, the owner passes
+        // as others too, no one else lists), every file the token's own mode;
         // nothing else in it
         try (Stream<Path> all = Files.walk(target)) {
             for (Path p : all.toList()) {
@@ -221,7 +226,7 @@ class WholeFlowE2E {
                 }
                 String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
                 assertThat(mode).as("mode of %s", target.relativize(p))
-                        .isEqualTo(Files.isDirectory(p) ? "rwxr-x---" : "rw-r-----");
+                        .isEqualTo(Files.isDirectory(p) ? "rwxr-x--x" : "rw-r-----");
                 if (Files.isDirectory(p)) {
                     assertThat(Files.getAttribute(p, "unix:gid")).as("group of %s", target.relativize(p)).isEqualTo(2000);
                 }
@@ -276,7 +281,8 @@ class WholeFlowE2E {
             granted += IssuedTokens.record(token).isBlank() ? 0 : 1;
         }
         // and through the agent itself: a volume of the pod on node-a is published, one of the pod on node-b
-        // (which node-a's kubelet would never ask for) is refused with the API server's reason, nothing mounted
+        // (which node-a's kubelet would never ask for) is refused by the agent's own check of the pod's
+        // spec.nodeName, before any TokenRequest (the webhook would refuse that with 403, as above); nothing mounted
         Path hereToken = kubelet.publish(here, agentVolume(here)).resolve("vault/token");
         IssuedTokens.read(hereToken);
         StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
@@ -292,7 +298,7 @@ class WholeFlowE2E {
         assertThat(granted).as("requests for its own node's pod granted").isEqualTo(CONFINEMENT_TRIES);
         assertThat(refused).as("publishing the node-b pod's volume through node-a's agent").isNotNull();
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-        assertThat(refused.getStatus().getDescription()).contains("403").contains("node-b").contains(NODE);
+        assertThat(refused.getStatus().getDescription()).contains("node-b (spec.nodeName)").contains(NODE);
         assertThat(MountTable.at(elsewhereTarget)).as("a mount for the node-b pod").isNull();
         assertThat(elsewhereTarget).as("the node-b pod's target, left empty").satisfiesAnyOf(
                 t -> assertThat(t).doesNotExist(), t -> assertThat(t).isEmptyDirectory());

@@ -34,7 +34,7 @@ import java.util.Optional;
  *     serviceAccount: node-exporter          # required, DNS-1123 subdomain
  *     audiences: [https://vault.example.com] # optional, non-empty; absent = the API server's own
  *     expirationSeconds: 3600                # 600..maxUnboundExpirationSeconds (PV-4), default 3600 (PV-2)
- *     dir: /var/run/satoken/node-exporter    # required, absolute, normalized, not in &lt;kubeletDir&gt;
+ *     dir: /run/satoken/node-exporter        # required, absolute, normalized, not in &lt;kubeletDir&gt;
  *     file: token                            # default "token", a relative path (PV-7, AW-15)
  *     mode: 0600                             # 0..0777, default 0600
  *     uid: 65534                             # optional owner

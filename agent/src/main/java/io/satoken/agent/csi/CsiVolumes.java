@@ -4,6 +4,7 @@ import io.grpc.Status;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.satoken.agent.pods.PodEventSink;
 import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.PodOwners;
 import io.satoken.agent.projection.PodProjections;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
@@ -15,6 +16,7 @@ import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.FileOwnerException;
 import io.satoken.common.projection.InvalidProjectionException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -37,19 +39,24 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>The volume id and target path are checked: the target must lie under {@code <kubeletDir>/pods/}, the
  *       only place the kubelet asks for, so a caller cannot have a tmpfs mounted anywhere else.</li>
- *   <li>The attributes are read ({@link VolumeAttributes}); the pod's identity is the kubelet's pod info.</li>
+ *   <li>The attributes are read ({@link VolumeAttributes}); the pod's identity is the kubelet's pod info, and
+ *       the target must be the kubelet's path for an inline volume of that pod's uid ({@link VolumeTarget}).</li>
  *   <li>A volume already published at the same target answers as its first publish did (the kubelet
- *       retries); the same id at another target is refused.</li>
+ *       retries); the same id at another target is refused, and so is a volume that would give its pod more
+ *       than {@link PodLimits#MAX_PENDING_FILES} files waiting for their first token.</li>
  *   <li>The pod is read from the API server, for its securityContext (PV-16..PV-18); its uid must be the
- *       one the kubelet gave, so a pod deleted and recreated under the same name is not mistaken for it.</li>
+ *       one the kubelet gave, so a pod deleted and recreated under the same name is not mistaken for it; it
+ *       must be on this node, run as the kubelet's ServiceAccount and have the volume ({@link CurrentPod}),
+ *       and ask for no more than {@link PodLimits} allows.</li>
  *   <li>A tmpfs is mounted at the target (unless one of ours already is, after a crash), and the volume's
  *       record is saved ({@link VolumeStore}) before any token exists, so a restart can resume it.</li>
  *   <li>The files go to the scheduler, and the publish completes when every file has been written
  *       once. If the first TokenRequest fails, the publish fails with the API server's reason and
- *       everything above is undone, so the kubelet's retry starts clean.</li>
+ *       everything above is undone, so the kubelet's retry starts clean; so it does when the first write
+ *       cannot give a file the owner or group the pod's securityContext asks for.</li>
  * </ol>
  * Unpublishing stops the refresh, unmounts, removes the target directory and the record; it succeeds
- * when there is nothing to do. {@link #resume} re-registers, at start, every recorded volume whose tmpfs
+ * when there is nothing to do, and refuses a target that is not the volume's (or is another volume's). {@link #resume} re-registers, at start, every recorded volume whose tmpfs
  * is still mounted, adopting its still-valid tokens so none is requested again.
  */
 public final class CsiVolumes implements RefreshListener {
@@ -57,6 +64,7 @@ public final class CsiVolumes implements RefreshListener {
     private static final Logger log = LoggerFactory.getLogger(CsiVolumes.class);
 
     private final Path podsDir;
+    private final String node;
     private final VolumeStore store;
     private final Mounter mounter;
     private final PodReader pods;
@@ -70,20 +78,29 @@ public final class CsiVolumes implements RefreshListener {
     /** A volume being published (volume null until it is registered) or published. */
     private static final class Entry {
         final Path target;
+        /** The pod's uid and how many files the volume has, for the pod's in-flight cap; null when resumed. */
+        final String podUid;
+        final int files;
         final CompletableFuture<Void> firstWrite = new CompletableFuture<>();
         PublishedVolume volume;
+        /** Where its files' owners come from, to name an id the node refuses; null for a resumed volume. */
+        FileOwnerFields ownerFields;
 
-        Entry(Path target) {
+        Entry(Path target, String podUid, int files) {
             this.target = target;
+            this.podUid = podUid;
+            this.files = files;
         }
     }
 
     /**
      * @param podsDir {@code <kubeletDir>/pods}; every target path must be under it
+     * @param node this agent's node: a volume's pod must be bound to it
      */
-    public CsiVolumes(Path podsDir, VolumeStore store, Mounter mounter, PodReader pods, RefreshScheduler scheduler,
-            TokenAdoption adoption, PodEventSink events) {
+    public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
+            RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events) {
         this.podsDir = podsDir.toAbsolutePath().normalize();
+        this.node = node;
         this.store = store;
         this.mounter = mounter;
         this.pods = pods;
@@ -108,6 +125,8 @@ public final class CsiVolumes implements RefreshListener {
         } catch (InvalidProjectionException e) {
             throw new CsiException(Status.Code.INVALID_ARGUMENT, e.getMessage());
         }
+        PodIdentity pod = request.pod();
+        String volumeName = VolumeTarget.volumeName(podsDir, target, pod.uid());
         Entry entry;
         synchronized (this) {
             Entry existing = volumes.get(volumeId);                                              // 3
@@ -118,15 +137,18 @@ public final class CsiVolumes implements RefreshListener {
                 }
                 return existing.firstWrite.copy();
             }
-            entry = new Entry(target);
+            PodLimits.checkPending(pod, pendingFiles(pod.uid()), request.files().size());
+            entry = new Entry(target, pod.uid(), request.files().size());
             volumes.put(volumeId, entry);
         }
         try {
-            PodIdentity pod = request.pod();
-            V1Pod current = CurrentPod.read(pods, pod);                                                        // 4
+            V1Pod current = CurrentPod.read(pods, pod, node, volumeName);                        // 4
+            PodLimits.checkSpec(current, pod);
             List<Projection> files;
+            PodOwners owners;
             try {
-                files = PodProjections.projections(pod, current, request.files());
+                owners = PodOwners.of(current);
+                files = PodProjections.projections(pod, owners, request.files());
             } catch (IllegalArgumentException e) {
                 throw new CsiException(Status.Code.INVALID_ARGUMENT, "pod " + pod + ": " + e.getMessage());
             }
@@ -135,6 +157,7 @@ public final class CsiVolumes implements RefreshListener {
             store.save(volume);
             synchronized (this) {
                 entry.volume = volume;
+                entry.ownerFields = new FileOwnerFields(owners, request.files());
             }
             scheduler.put(volume.directory());                                                   // 6
             log.info("published volume {} of pod {}: {} file(s)", volumeId, pod, files.size());
@@ -154,7 +177,15 @@ public final class CsiVolumes implements RefreshListener {
         Path target = VolumeTarget.check(podsDir, volumeId, targetPath);
         Entry entry;
         synchronized (this) {
-            entry = volumes.remove(volumeId);
+            entry = volumes.get(volumeId);
+            // the target must be the volume's own, and never another volume's: nothing else is unmounted
+            Entry owner = volumes.values().stream().filter(e -> e.target.equals(target)).findFirst().orElse(null);
+            if ((entry != null && !entry.target.equals(target)) || (owner != null && owner != entry)) {
+                throw new CsiException(Status.Code.INVALID_ARGUMENT, "target_path: volume " + volumeId + " is "
+                        + (entry == null ? "not published" : "published at " + entry.target) + ", and " + target
+                        + (owner == null ? " is not its target" : " is another volume's") + "; nothing was unmounted");
+            }
+            volumes.remove(volumeId);
         }
         if (entry != null) {
             scheduler.remove(PublishedVolume.DIR_PREFIX + volumeId);
@@ -192,7 +223,7 @@ public final class CsiVolumes implements RefreshListener {
                 store.delete(volume.volumeId());
                 continue;
             }
-            Entry entry = new Entry(target);
+            Entry entry = new Entry(target, null, 0);
             entry.volume = volume;
             entry.firstWrite.complete(null);
             synchronized (this) {
@@ -243,6 +274,32 @@ public final class CsiVolumes implements RefreshListener {
         }
     }
 
+    /**
+     * A volume whose first write fails because the node refuses one of its owner or group ids (a chown failing
+     * with EINVAL for an id outside the agent's user namespace, say) fails its publish with FAILED_PRECONDITION
+     * naming the pod's field and the id, and is undone: the kubelet shows it in a FailedMount Event and retries,
+     * and every other volume is served as before. Other write failures are retried by the scheduler.
+     */
+    @Override
+    public void writeFailed(TokenDirectory dir, Exception error) {
+        Entry entry = entryOf(dir);
+        FileOwnerException refused = ownerFailure(error);
+        if (entry == null || refused == null || entry.firstWrite.isDone()) {
+            return;
+        }
+        PublishedVolume volume;
+        FileOwnerFields fields;
+        synchronized (this) {
+            volume = entry.volume;
+            fields = entry.ownerFields;
+        }
+        if (volume == null || fields == null) {
+            return;
+        }
+        abandon(volume.volumeId(), entry, new CsiException(Status.Code.FAILED_PRECONDITION,
+                "pod " + volume.pod() + ": " + fields.describe(refused), refused));
+    }
+
     /** A token written to {@code dir} was issued in this node's future: a Warning Event on the volume's pod. */
     public void clockSkew(TokenDirectory dir, Projection projection, TokenInfo info) {
         Entry entry = entryOf(dir);
@@ -281,6 +338,26 @@ public final class CsiVolumes implements RefreshListener {
         }
         log.warn("publishing volume {} failed: {}", volumeId, failure.getMessage());
         entry.firstWrite.completeExceptionally(failure);
+    }
+
+    /** Files of the pod's volumes still waiting for their first token. */
+    private int pendingFiles(String podUid) {
+        int pending = 0;
+        for (Entry e : volumes.values()) {
+            if (podUid.equals(e.podUid) && !e.firstWrite.isDone()) {
+                pending += e.files;
+            }
+        }
+        return pending;
+    }
+
+    private static FileOwnerException ownerFailure(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof FileOwnerException e) {
+                return e;
+            }
+        }
+        return null;
     }
 
     private synchronized Entry entryOf(TokenDirectory dir) {

@@ -15,8 +15,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each volume gets its own small tmpfs, as kubelet gives a projected volume, so a token never reaches
  * the node's disk: {@value #OPTIONS}. The root starts 0700, the agent's alone; the first write gives it the
- * group and mode of its files' readers ({@link io.satoken.agent.write.DirectoryAccess}: 0750 and the pod's
- * fsGroup when it has one), and the files carry the modes and owners of the projected-token rules.
+ * group and mode of its files' readers ({@link io.satoken.agent.write.DirectoryAccess}: 0711 root:root, or
+ * 0750/0751 and the pod's fsGroup when it has one), and the files carry the modes and owners of the
+ * projected-token rules.
  */
 public final class TmpfsMounter implements Mounter {
 

@@ -1,11 +1,6 @@
 package io.satoken.agent.projection;
 
-import io.kubernetes.client.openapi.models.V1Container;
-import io.kubernetes.client.openapi.models.V1EphemeralContainer;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1PodSecurityContext;
-import io.kubernetes.client.openapi.models.V1PodSpec;
-import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.common.projection.ProjectionAnnotation;
@@ -22,7 +17,7 @@ import java.util.List;
  *   <li>mode = the entry's {@code mode}, or 0644 when it gives none (PV-1);</li>
  *   <li>fsUser = the runAsUser every container of the pod (init, regular and ephemeral) runs as, a
  *       container's own value over the pod's; none if any container has neither, or two differ
- *       (PV-18); fsGroup = {@code spec.securityContext.fsGroup} (PV-17);</li>
+ *       (PV-18); fsGroup = {@code spec.securityContext.fsGroup} (PV-17); both read by {@link PodOwners};</li>
  *   <li>owner = the entry's {@code uid}, or fsUser; group = the entry's {@code gid}, or fsGroup;</li>
  *   <li>if owner or group is set, mode = 0600, whatever step 1 gave (PV-16);</li>
  *   <li>if group is set, mode |= 0040, giving 0640 (PV-17: group read on a read-only volume).</li>
@@ -47,11 +42,17 @@ public final class PodProjections {
      * @param pod who asks: namespace, name, uid and ServiceAccount as the kubelet vouches for them
      * @param securityContext the pod as read from the API, for its securityContext only (PV-16..PV-18)
      * @param specs the volume's files, as {@link ProjectionAnnotation#parse} or the volume's attributes give them
-     * @throws IllegalArgumentException when the pod has ids out of range (the API server's validation prevents it)
+     * @throws IllegalArgumentException naming the field when the pod has ids out of range (the API server's
+     *     validation prevents it); see {@link PodOwners#of}
      */
     public static List<Projection> projections(PodIdentity pod, V1Pod securityContext, List<ProjectionSpec> specs) {
-        Integer fsUser = fsUser(securityContext);
-        Integer fsGroup = fsGroup(securityContext);
+        return projections(pod, PodOwners.of(securityContext), specs);
+    }
+
+    /** As {@link #projections(PodIdentity, V1Pod, List)}, with the pod's owners already read. */
+    public static List<Projection> projections(PodIdentity pod, PodOwners owners, List<ProjectionSpec> specs) {
+        Integer fsUser = owners.fsUser() == null ? null : owners.fsUser().value();
+        Integer fsGroup = owners.fsGroup() == null ? null : owners.fsGroup().value();
         BoundObjectRef boundTo = BoundObjectRef.pod(pod.name(), pod.uid());
         List<Projection> projections = new ArrayList<>(specs.size());
         for (ProjectionSpec spec : specs) {
@@ -72,54 +73,5 @@ public final class PodProjections {
             projections.add(new Projection(key, spec.path(), mode, owner, group));
         }
         return List.copyOf(projections);
-    }
-
-    /**
-     * PV-18: the runAsUser every container runs as (a container's own over the pod's), or null when
-     * the pod has no containers, a container has neither, or two differ.
-     */
-    static Integer fsUser(V1Pod pod) {
-        V1PodSpec spec = pod.getSpec();
-        if (spec == null) {
-            return null;
-        }
-        Long podUser = spec.getSecurityContext() == null ? null : spec.getSecurityContext().getRunAsUser();
-        List<V1SecurityContext> contexts = new ArrayList<>();
-        for (V1Container c : nonNull(spec.getInitContainers())) {
-            contexts.add(c.getSecurityContext());
-        }
-        for (V1Container c : nonNull(spec.getContainers())) {
-            contexts.add(c.getSecurityContext());
-        }
-        for (V1EphemeralContainer c : nonNull(spec.getEphemeralContainers())) {
-            contexts.add(c.getSecurityContext());
-        }
-        Long shared = null;
-        for (V1SecurityContext context : contexts) {
-            Long user = context != null && context.getRunAsUser() != null ? context.getRunAsUser() : podUser;
-            if (user == null || (shared != null && !shared.equals(user))) {
-                return null;
-            }
-            shared = user;
-        }
-        return shared == null ? null : toId(shared, "securityContext.runAsUser");
-    }
-
-    /** PV-17: {@code spec.securityContext.fsGroup}, or null. */
-    static Integer fsGroup(V1Pod pod) {
-        V1PodSecurityContext context = pod.getSpec() == null ? null : pod.getSpec().getSecurityContext();
-        return context == null || context.getFsGroup() == null ? null
-                : toId(context.getFsGroup(), "spec.securityContext.fsGroup");
-    }
-
-    private static int toId(long id, String field) {
-        if (id < 0 || id > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(field + ": must be between 0 and " + Integer.MAX_VALUE + ", got " + id);
-        }
-        return (int) id;
-    }
-
-    private static <T> List<T> nonNull(List<T> list) {
-        return list == null ? List.of() : list;
     }
 }

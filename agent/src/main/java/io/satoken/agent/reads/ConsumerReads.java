@@ -13,7 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The agent's read watching, as one part to build, start and stop: a {@link ReadTracker} fed by {@link Inotify}.
+ * The agent's read watching, as one part to build, start and stop: a {@link ReadTracker} fed by {@link Inotify},
+ * holding at most {@link CappedWatches#DEFAULT_MAX} watches.
  * Turned off ({@code rereadCheck: false}), or where inotify cannot be used, it watches nothing and costs nothing;
  * tokens are written all the same.
  */
@@ -22,16 +23,19 @@ public final class ConsumerReads implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConsumerReads.class);
 
     private final ReadTracker tracker;
+    private final CappedWatches watches;
     private volatile Inotify inotify;
 
     /** Watching nothing. */
     private ConsumerReads() {
         this.tracker = null;
+        this.watches = null;
     }
 
     private ConsumerReads(int thresholdPercent, TaskScheduler timers, InstantSource clock,
             Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
-        this.tracker = new ReadTracker(new InotifyWatches(), timers, clock, thresholdPercent / 100.0, sink, firstRead);
+        this.watches = new CappedWatches(new InotifyWatches(), CappedWatches.DEFAULT_MAX);
+        this.tracker = new ReadTracker(watches, timers, clock, thresholdPercent / 100.0, sink, firstRead);
     }
 
     /** Watching nothing. */
@@ -84,6 +88,7 @@ public final class ConsumerReads implements AutoCloseable {
 
                 @Override
                 public void ignored(int wd) {
+                    watches.released(wd);
                     tracker.ignored(wd);
                 }
 

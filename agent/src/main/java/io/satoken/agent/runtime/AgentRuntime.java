@@ -128,8 +128,8 @@ public final class AgentRuntime implements AutoCloseable {
             Path pluginDir = CsiServer.socketPath(config.kubeletDir()).getParent();
             VolumeStore store = new VolumeStore(pluginDir.resolve("volumes"));
             store.create();
-            volumes = new CsiVolumes(config.podsDir(), store, new TmpfsMounter(), PodReader.api(apiClient), scheduler,
-                    adoption, events);
+            volumes = new CsiVolumes(config.podsDir(), settings.nodeName(), store, new TmpfsMounter(),
+                    PodReader.api(apiClient), scheduler, adoption, events);
             List<PublishedVolume> resumed = volumes.resume();
             diagnostics.volumes(volumes, store, resumed);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
@@ -228,6 +228,14 @@ public final class AgentRuntime implements AutoCloseable {
             CsiVolumes v = volumes;
             if (v != null) {
                 v.fetchFailed(key, dirs, error, serving);
+            }
+        }
+
+        @Override
+        public void writeFailed(TokenDirectory dir, Exception error) {
+            CsiVolumes v = volumes;
+            if (v != null) {
+                v.writeFailed(dir, error);
             }
         }
     }

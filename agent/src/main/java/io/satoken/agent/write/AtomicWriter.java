@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * whole new set, never a mix: kubelet's AtomicWriter layout (AW-1..AW-5).
  *
  * <pre>
- * T/..2024_05_01_12_00_00.4821...   the files of one version (0750 group G; see DirectoryAccess)
+ * T/..2024_05_01_12_00_00.4821...   the files of one version (0711, or 0750/0751 group G; see DirectoryAccess)
  * T/..data -> ..2024_05_01_12_00_00.4821...   swapped with one rename(2)
  * T/token  -> ..data/token          one link per top-level name of the payload
  * </pre>
@@ -91,8 +91,8 @@ public final class AtomicWriter implements DirectoryWriter {
      *     content, and a file/dir mismatch counts as a change (AW-14); so does a target dir (when the
      *     writer's user owns it) or old timestamped dir without the payload's DirectoryAccess. Unchanged
      *     and nothing to remove: only step 10 runs, and write returns false (the #121472 fix).
-     *  5. Create the new timestamped dir (AW-11) with the payload's DirectoryAccess: 0750 and the files'
-     *     group, where upstream makes it 0755 (AW-1).
+     *  5. Create the new timestamped dir (AW-11) with the payload's DirectoryAccess (0700 .. 0751, the
+     *     files' group when they share one), where upstream makes it 0755 (AW-1).
      *  6. Write each file, then chmod it to its exact mode and chown it if asked (AW-6); subdirectories
      *     get the DirectoryAccess too. Differs from upstream: on failure the new dir is removed.
      *  7. Upstream's setPerms hook gives the whole volume fsGroup; here the files have their owners from

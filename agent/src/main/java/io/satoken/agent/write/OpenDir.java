@@ -121,7 +121,11 @@ final class OpenDir implements AutoCloseable {
         if (access.gid() != null) {
             GroupPrincipal group = group(access.gid());
             if (!group.equals(view.readAttributes().group())) {
-                view.setGroup(group);
+                try {
+                    view.setGroup(group);
+                } catch (FileSystemException e) {
+                    throw new FileOwnerException(path, true, access.gid(), e.getReason() == null ? e.toString() : e.getReason());
+                }
             }
         }
         view.setPermissions(access.permissions());

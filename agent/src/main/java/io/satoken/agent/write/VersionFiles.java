@@ -50,10 +50,10 @@ final class VersionFiles {
                 PosixFileAttributeView view = parent.view(name);
                 view.setPermissions(mode); // exactly the mode, whatever the umask took away
                 if (content.uid() != null) {
-                    view.setOwner(parent.user(content.uid()));
+                    FileOwners.set(parent, name, false, content.uid());
                 }
                 if (content.gid() != null) {
-                    view.setGroup(parent.group(content.gid()));
+                    FileOwners.set(parent, name, true, content.gid());
                 }
             }
         } finally {

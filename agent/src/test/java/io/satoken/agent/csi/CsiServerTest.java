@@ -8,7 +8,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.csi.wire.GetPluginCapabilitiesRequest;
 import io.satoken.agent.csi.wire.GetPluginInfoRequest;
 import io.satoken.agent.csi.wire.GetPluginInfoResponse;
@@ -94,10 +97,12 @@ class CsiServerTest {
         }).build();
         VolumeStore store = new VolumeStore(kubeletDir.resolve("satoken-volumes"));
         store.create();
-        volumes = new CsiVolumes(kubeletDir.resolve("pods"), store, mounter, pods, refresh.scheduler(),
+        volumes = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods, refresh.scheduler(),
                 new TokenAdoption(refresh.cache(), Optional.empty(), SignatureCheck.unavailable("a test without keys")),
                 (pod, reason, message) -> { });
-        pods.put(new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(UID)));
+        pods.put(new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(UID))
+                .spec(new V1PodSpec().nodeName("node-a").serviceAccountName("app").addVolumesItem(new V1Volume()
+                        .name("tokens").csi(new V1CSIVolumeSource().driver("tokens.satoken.io").readOnly(true)))));
         server = new CsiServer(kubeletDir, "node-a", "1.2.3", volumes, (took, result) -> publishResults.add(result));
         server.start();
         csi = new CsiClient(server.csiSocket());

@@ -5,12 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.grpc.Status;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
+import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
@@ -29,6 +31,9 @@ import io.satoken.agent.token.SignatureCheck;
 import io.satoken.agent.token.TokenAdoption;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.write.AtomicWriter;
+import io.satoken.agent.write.DirectoryWriter;
+import io.satoken.agent.write.FileOwnerException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,7 +47,10 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,6 +67,9 @@ class CsiVolumesTest {
     private static final Instant START = RefreshHarness.START;
     private static final String UID = "0b7e6f0a-1111-2222-3333-444455556666";
     private static final String VOLUME = "csi-4f1c0e9d7a3b";
+    private static final String NODE = "node-a";
+    /** The token volumes of the pod's spec that the tests publish. */
+    private static final List<String> SPEC_VOLUMES = List.of("tokens", "more", "elsewhere");
     private static final PodIdentity WEB = new PodIdentity("shop", "web-0", UID, "app");
     private static final BoundObjectRef BOUND = BoundObjectRef.pod("web-0", UID);
     private static final String TWO_FILES = """
@@ -74,6 +85,8 @@ class CsiVolumesTest {
     private final FakeMounter mounter = new FakeMounter();
     private final MapPodReader pods = new MapPodReader();
     private final List<String> events = new ArrayList<>();
+    /** Each directory's writer; null for the scheduler's own AtomicWriter. */
+    private Function<Path, DirectoryWriter> writers;
     private Agent agent;
 
     /**
@@ -93,7 +106,11 @@ class CsiVolumesTest {
         }
 
         Agent(ScriptedTokenSource tokens, SignatureCheck keys) throws IOException {
-            refresh = RefreshHarness.builder().clock(clock).source(tokens).listener(new RefreshListener() {
+            RefreshHarness.Builder builder = RefreshHarness.builder().clock(clock).source(tokens);
+            if (writers != null) {
+                builder.writer(writers);
+            }
+            refresh = builder.listener(new RefreshListener() {
                 @Override
                 public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
                     volumes.written(dir, projection, token, rotation);
@@ -107,9 +124,14 @@ class CsiVolumesTest {
                         boolean serving) {
                     volumes.fetchFailed(key, dirs, error, serving);
                 }
+
+                @Override
+                public void writeFailed(TokenDirectory dir, Exception error) {
+                    volumes.writeFailed(dir, error);
+                }
             }).build();
             store.create();
-            volumes = new CsiVolumes(podsDir(), store, mounter, pods, refresh.scheduler(),
+            volumes = new CsiVolumes(podsDir(), NODE, store, mounter, pods, refresh.scheduler(),
                     new TokenAdoption(refresh.cache(), Optional.empty(), keys), (pod, reason, message) -> events.add(
                             pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName() + " " + reason + ": "
                                     + message));
@@ -153,11 +175,18 @@ class CsiVolumesTest {
         return target(UID, "tokens");
     }
 
-    /** The pod as the API server has it; its ServiceAccount is not the one the kubelet names, and must not matter. */
+    /** The pod as the API server has it: on this node, as the kubelet's ServiceAccount, with the token volumes. */
     private static V1Pod pod(String uid, UnaryOperator<V1PodSpec> spec) {
+        V1PodSpec base = new V1PodSpec().nodeName(NODE).serviceAccountName("app")
+                .addContainersItem(new V1Container().name("app"));
+        SPEC_VOLUMES.forEach(name -> base.addVolumesItem(tokenVolume(name, Map.of())));
         return new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(uid))
-                .spec(spec.apply(new V1PodSpec().serviceAccountName("not-the-kubelets")
-                        .addContainersItem(new V1Container().name("app"))));
+                .spec(spec.apply(base));
+    }
+
+    private static V1Volume tokenVolume(String name, Map<String, String> attributes) {
+        return new V1Volume().name(name).csi(new V1CSIVolumeSource().driver("tokens.satoken.io").readOnly(true)
+                .volumeAttributes(attributes));
     }
 
     /** The kubelet's pod info for {@link #WEB}, then the pod's own attributes. */
@@ -430,19 +459,19 @@ class CsiVolumesTest {
     static Stream<Ownership> ownership() {
         return Stream.of(
                 // PV-1
-                // (the file is anyone's: others pass through the dirs, never list them)
-                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null, "rwx-----x", 0),
+                // (the file is anyone's: the group and others pass through the dirs, never list them)
+                new Ownership("no securityContext", s -> s, "rw-r--r--", null, null, "rwx--x--x", 0),
                 // PV-17: the dirs are fsGroup's, as kubelet's are
                 new Ownership("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(2000L)),
                         "rw-r-----", null, 2000, "rwxr-x---", 2000),
-                // PV-16, PV-18 (no group holds user 1000 alone)
+                // PV-16, PV-18 (user 1000 is in group 0 or another: both classes pass it)
                 new Ownership("every container runs as 1000", s -> s.securityContext(
-                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null, "rwx-----x", 0),
+                        new V1PodSecurityContext().runAsUser(1000L)), "rw-------", 1000, null, "rwx--x--x", 0),
                 new Ownership("runAsUser and fsGroup", s -> s.securityContext(
                         new V1PodSecurityContext().runAsUser(1000L).fsGroup(2000L)), "rw-r-----", 1000, 2000,
-                        "rwxr-x---", 2000),
+                        "rwxr-x--x", 2000),
                 new Ownership("containers disagree", s -> s.addContainersItem(new V1Container().name("sidecar")
-                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null, "rwx-----x", 0));
+                        .securityContext(new V1SecurityContext().runAsUser(7L))), "rw-r--r--", null, null, "rwx--x--x", 0));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -465,6 +494,242 @@ class CsiVolumesTest {
                     .isEqualTo(c.dirMode());
             assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(c.dirGid());
         }
+    }
+
+    // --- the kubelet's word, checked against the API server's pod
+
+    @Test
+    void publish_targetUnderAnotherPodsDirectory_isInvalidArgument_andNothingIsReadOrMounted() {
+        Path theirs = target("9d2e0c1b-aaaa-bbbb-cccc-ddddeeeeffff", "tokens");
+
+        assertThatThrownBy(() -> agent.publish(theirs, attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("target_path: must be " + podsDir().resolve(UID) + "/volumes/kubernetes.io~csi/<volume>/mount,"
+                        + " the kubelet's path for an inline volume of the pod csi.storage.k8s.io/pod.uid names, got "
+                        + theirs);
+        assertThat(pods.reads()).isEmpty();
+        assertThat(mounter.mountCalls()).isEmpty();
+    }
+
+    @Test
+    void publish_targetThatIsNoVolumesMountPath_isInvalidArgument() {
+        Path notAVolume = podsDir().resolve(UID).resolve("etc-hosts");
+
+        assertThatThrownBy(() -> agent.publish(notAVolume, attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessageStartingWith("target_path: must be ");
+        assertThat(mounter.mountCalls()).isEmpty();
+    }
+
+    /** A caller naming a pod of another node must not get that pod's tokens here (the webhook's NT-4, on the node). */
+    @Test
+    void publish_podBoundToAnotherNode_isFailedPrecondition_andNothingIsRequested() {
+        pods.put(pod(UID, s -> s.nodeName("node-b")));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION))
+                .hasMessage("pod shop/web-0 is bound to node node-b (spec.nodeName), not to this agent's node node-a");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(source.calls()).isZero();
+    }
+
+    @Test
+    void publish_podRunningAsAnotherServiceAccount_isFailedPrecondition() {
+        pods.put(pod(UID, s -> s.serviceAccountName("admin")));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION))
+                .hasMessage("pod shop/web-0 runs as ServiceAccount admin (spec.serviceAccountName), not as the "
+                        + "kubelet's app (csi.storage.k8s.io/serviceAccount.name)");
+        assertThat(source.calls()).isZero();
+    }
+
+    @Test
+    void publish_podWithoutServiceAccountName_runsAsDefault() {
+        pods.put(pod(UID, s -> s.serviceAccountName(null)));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .hasMessageContaining("runs as ServiceAccount default (spec.serviceAccountName)");
+    }
+
+    @Test
+    void publish_volumeTheSpecDoesNotHave_isFailedPrecondition() {
+        Path absent = target(UID, "absent");
+
+        assertThatThrownBy(() -> agent.publish(absent, attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION))
+                .hasMessage("pod shop/web-0 has no tokens.satoken.io volume named absent (spec.volumes), the volume "
+                        + "target_path is for");
+        assertThat(mounter.mountCalls()).isEmpty();
+    }
+
+    @Test
+    void publish_volumeOfAnotherDriverUnderTheName_isFailedPrecondition() {
+        pods.put(pod(UID, s -> s.volumes(List.of(new V1Volume().name("tokens")
+                .csi(new V1CSIVolumeSource().driver("secrets-store.csi.k8s.io"))))));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .hasMessageContaining("has no tokens.satoken.io volume named tokens (spec.volumes)");
+    }
+
+    // --- what one pod may ask of its node
+
+    @Test
+    void publish_podWithMoreThanEightTokenVolumes_isResourceExhausted_forEveryVolume() throws IOException {
+        pods.put(pod(UID, s -> {
+            for (int i = 0; i < 6; i++) {
+                s.addVolumesItem(tokenVolume("extra-" + i, Map.of()));
+            }
+            return s;
+        }));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                .hasMessage("spec.volumes: pod shop/web-0 has 9 tokens.satoken.io volumes; a pod may have at most 8 "
+                        + "(give one volume several files with volumeAttributes.projections)");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+    }
+
+    record RefusedId(String name, UnaryOperator<V1PodSpec> spec, String attribute, String projections, boolean group,
+            int id, String message) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<RefusedId> refusedIds() {
+        return Stream.of(
+                new RefusedId("fsGroup", s -> s.securityContext(new V1PodSecurityContext().fsGroup(70000L)), null, null,
+                        true, 70000, "spec.securityContext.fsGroup: cannot give the token files group 70000"),
+                new RefusedId("the pod's runAsUser", s -> s.securityContext(new V1PodSecurityContext().runAsUser(70000L)),
+                        null, null, false, 70000, "spec.securityContext.runAsUser: cannot give the token files owner 70000"),
+                new RefusedId("a container's runAsUser", s -> s.containers(List.of(new V1Container().name("app")
+                        .securityContext(new V1SecurityContext().runAsUser(70001L)))), null, null, false, 70001,
+                        "spec.containers[0].securityContext.runAsUser: cannot give the token files owner 70001"),
+                new RefusedId("a projections entry's gid", s -> s, "projections", "- {path: a}\n- {path: b, gid: 70002}\n",
+                        true, 70002, "volumeAttributes.projections[1].gid: cannot give the token files group 70002"));
+    }
+
+    /**
+     * An id the node refuses (a chown failing with EINVAL: outside the agent's user namespace, say) fails the
+     * publish with FAILED_PRECONDITION naming the pod's field and the id, for the kubelet's FailedMount Event;
+     * the volume is undone and every other pod's volume is served.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("refusedIds")
+    void publish_anIdTheNodeRefuses_failsNamingTheFieldAndTheId_andOtherPodsAreServed(RefusedId c) throws Exception {
+        agent.close();
+        String otherUid = "9a9a9a9a-1111-2222-3333-444455556666";
+        Path refusing = target();
+        // the node's chown: EINVAL for the refused id, as the kernel answers for an id outside the user namespace
+        writers = dir -> dir.startsWith(refusing) ? payload -> {
+            throw new FileOwnerException(dir.resolve("..2026_01_01_00_00_00.1/token"), c.group(), c.id(),
+                    "Invalid argument");
+        } : new AtomicWriter(dir, clock);
+        agent = new Agent(source);
+        pods.put(pod(UID, c.spec()));
+        V1Pod web1 = pod(otherUid, s -> s);
+        web1.getMetadata().setName("web-1");
+        pods.put(web1);
+
+        CompletableFuture<Void> refused = agent.publish(refusing, c.attribute() == null ? attributes()
+                : attributes(c.attribute(), c.projections()));
+        clock.runDue();
+
+        CsiException failure = failureOf(refused);
+        assertThat(failure.code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(failure.getMessage()).isEqualTo("pod " + WEB + ": " + c.message()
+                + " on this node (chown: Invalid argument); use an id the node's agent can chown to");
+        assertThat(mounter.mounted()).as("undone").isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+        clock.advance(Duration.ofMinutes(5));
+        assertThat(clock.pendingTimers()).as("no retry of a volume given up").isZero();
+
+        PodIdentity other = new PodIdentity("shop", "web-1", otherUid, "app");
+        CompletableFuture<Void> served = agent.volumes.publish("csi-other", target(otherUid, "tokens").toString(),
+                PodInfo.attributes(other));
+        clock.runDue();
+        assertThat(served).isCompletedWithValue(null);
+        assertThat(target(otherUid, "tokens").resolve("token")).content().startsWith("token-");
+    }
+
+    /** An id no node holds (the API server's validation keeps them out) is refused before anything is mounted. */
+    @Test
+    void publish_idOutOfRange_isInvalidArgumentNamingTheContainersField_andNothingIsMounted() throws Exception {
+        pods.put(pod(UID, s -> s.containers(List.of(new V1Container().name("app")
+                .securityContext(new V1SecurityContext().runAsUser(1L << 32))))));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("pod " + WEB + ": spec.containers[0].securityContext.runAsUser: must be between 0 and "
+                        + "2147483647, got 4294967296");
+        assertThat(mounter.mountCalls()).isEmpty();
+        assertThat(agent.store.loadAll()).isEmpty();
+        assertThat(agent.volumes.size()).isZero();
+    }
+
+    @Test
+    void publish_podAskingForMoreThan64TokenFiles_isResourceExhausted() {
+        String forty = IntStream.range(0, 40).mapToObj(i -> "- {path: f" + i + "}").collect(Collectors.joining("\n"));
+        pods.put(pod(UID, s -> s.volumes(List.of(tokenVolume("tokens", Map.of("projections", forty)),
+                tokenVolume("more", Map.of("projections", forty))))));
+
+        assertThatThrownBy(() -> agent.publish(target(), attributes("projections", forty)))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                .hasMessage("spec.volumes: pod shop/web-0 asks for 80 token files in its tokens.satoken.io volumes; "
+                        + "a pod may ask for at most 64");
+        assertThat(source.calls()).isZero();
+    }
+
+    @Test
+    void publish_podWithSixteenFilesInFlight_getsNoMoreUntilTheyAreWritten() throws Exception {
+        String sixteen = IntStream.range(0, 16).mapToObj(i -> "- {path: f" + i + ", audience: a" + i + "}")
+                .collect(Collectors.joining("\n"));
+        CompletableFuture<Void> first = agent.publish(target(), attributes("projections", sixteen));
+
+        assertThatThrownBy(() -> agent.volumes.publish("csi-second", target(UID, "more").toString(), attributes()))
+                .isInstanceOfSatisfying(CsiException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                .hasMessage("pod shop/web-0 has 16 token file(s) waiting for their first token; a pod may have at "
+                        + "most 16 TokenRequests in flight, and this volume asks for 1; the kubelet will retry");
+        assertThat(mounter.mountCalls()).containsExactly(target());
+
+        clock.runDue();
+        assertThat(first).isCompletedWithValue(null);
+        CompletableFuture<Void> retry = agent.volumes.publish("csi-second", target(UID, "more").toString(), attributes());
+        clock.runDue();
+        assertThat(retry).isCompletedWithValue(null);
+    }
+
+    @Test
+    void publish_otherWriteFailures_areRetried_notFailed() throws Exception {
+        agent.close();
+        List<Integer> attempts = new ArrayList<>();
+        writers = dir -> payload -> {
+            attempts.add(attempts.size());
+            if (attempts.size() == 1) {
+                throw new IOException("No space left on device");
+            }
+            return new AtomicWriter(dir, clock).write(payload);
+        };
+        agent = new Agent(source);
+
+        CompletableFuture<Void> published = agent.publish(target(), attributes());
+        clock.runDue();
+        assertThat(published).isNotDone();
+        clock.advance(Duration.ofSeconds(1)); // the backoff's first delay
+
+        assertThat(published).isCompletedWithValue(null);
+        assertThat(attempts).hasSize(2);
     }
 
     // --- unpublish
@@ -509,6 +774,33 @@ class CsiVolumesTest {
         assertThat(codeOf(failureOf(published))).isEqualTo(Status.Code.ABORTED);
         assertThat(source.calls()).isZero();
         assertThat(mounter.mounted()).isEmpty();
+    }
+
+    @Test
+    void unpublish_anotherVolumesTarget_isInvalidArgument_andUnmountsNothing() throws Exception {
+        agent.publish(target(), attributes());
+        clock.runDue();
+
+        assertThatThrownBy(() -> agent.volumes.unpublish("csi-never-published", target().toString()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("target_path: volume csi-never-published is not published, and " + target()
+                        + " is another volume's; nothing was unmounted");
+        assertThat(mounter.unmountCalls()).isEmpty();
+        assertThat(target().resolve("token")).hasContent("token-1");
+    }
+
+    @Test
+    void unpublish_aVolumeAtATargetNotItsRecord_isInvalidArgument_andUnmountsNothing() throws Exception {
+        agent.publish(target(), attributes());
+        clock.runDue();
+        Path other = target(UID, "more");
+
+        assertThatThrownBy(() -> agent.volumes.unpublish(VOLUME, other.toString()))
+                .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+                .hasMessage("target_path: volume " + VOLUME + " is published at " + target() + ", and " + other
+                        + " is not its target; nothing was unmounted");
+        assertThat(mounter.unmountCalls()).isEmpty();
+        assertThat(agent.volumes.size()).isEqualTo(1);
     }
 
     @Test

@@ -148,10 +148,15 @@ class DeployManifestsTest {
         assertThat(env(agent(), "NODE_NAME")).isEqualTo(Map.of("valueFrom", Map.of("fieldRef", Map.of("fieldPath", "spec.nodeName"))));
     }
 
+    /** Health and metrics on the node's loopback only: no pod and no other host reaches them. */
     @Test
-    void daemonSet_runsTheAgentWithTheMountedConfigAndServesOn9810() {
+    void daemonSet_runsTheAgentWithTheMountedConfig_andServesOnTheNodesLoopbackOnly() {
         assertThat(list(agent(), "command")).containsExactly(
-                "satoken-agent", "run", "--config", "/etc/satoken/agent.yaml", "--metrics-address", "0.0.0.0:9810");
+                "satoken-agent", "run", "--config", "/etc/satoken/agent.yaml", "--metrics-address", "127.0.0.1:9810");
+        // the host's network, so that loopback is the node's, where the kubelet's probes come from
+        assertThat(podSpec()).containsEntry("hostNetwork", true);
+        // no container port: nothing to reach from the pod network, and no host port to reserve
+        assertThat(agent()).doesNotContainKey("ports");
         assertThat(mount(agent(), "config")).containsEntry("mountPath", "/etc/satoken").containsEntry("readOnly", true);
         assertThat(str(volume(podSpec(), "config"), "configMap", "name")).isEqualTo("satoken-agent-config");
         assertThat(agentConfig()).containsEntry("mode", "csi").doesNotContainKey("rootDir");
@@ -172,10 +177,37 @@ class DeployManifestsTest {
     }
 
     @Test
-    void daemonSet_probesHealthzAndReadyz() {
-        assertThat(map(agent().get("livenessProbe")).get("httpGet")).isEqualTo(Map.of("path", "/healthz", "port", 9810));
-        assertThat(map(agent().get("readinessProbe")).get("httpGet")).isEqualTo(Map.of("path", "/readyz", "port", 9810));
-        assertThat(map(agent().get("startupProbe")).get("httpGet")).isEqualTo(Map.of("path", "/healthz", "port", 9810));
+    void daemonSet_probesHealthzAndReadyz_onTheLoopbackTheAgentListensOn() {
+        Map<String, Object> loopback = Map.of("host", "127.0.0.1", "path", "/healthz", "port", 9810);
+        assertThat(map(agent().get("livenessProbe")).get("httpGet")).isEqualTo(loopback);
+        assertThat(map(agent().get("startupProbe")).get("httpGet")).isEqualTo(loopback);
+        assertThat(map(agent().get("readinessProbe")).get("httpGet"))
+                .isEqualTo(Map.of("host", "127.0.0.1", "path", "/readyz", "port", 9810));
+    }
+
+    /**
+     * The agent's own identity: an explicit projected token of 3600 s bound to its pod, not the injected one
+     * (3607 s, which an API server extends to a year), with the CA and the namespace client-java reads.
+     */
+    @Test
+    void daemonSet_identityIsAnExplicitShortLivedProjectedToken() {
+        assertThat(podSpec()).containsEntry("automountServiceAccountToken", false);
+        Map<String, Object> projected = map(volume(podSpec(), "api-access").get("projected"));
+        List<Object> sources = list(projected, "sources");
+
+        assertThat(map(sources.get(0))).isEqualTo(Map.of("serviceAccountToken",
+                Map.of("path", "token", "expirationSeconds", 3600)));
+        assertThat(map(map(sources.get(1)).get("configMap"))).containsEntry("name", "kube-root-ca.crt");
+        assertThat(map(sources.get(2))).containsKey("downwardAPI");
+        assertThat(sources).hasSize(3);
+        assertThat(mount(agent(), "api-access")).isEqualTo(Map.of("name", "api-access",
+                "mountPath", "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly", true));
+    }
+
+    /** The heap holds tokens: the JVM writes no core file (the image's launcher sets the limit to 0 too). */
+    @Test
+    void daemonSet_jvmWritesNoCoreDump() {
+        assertThat(str(env(agent(), "JAVA_OPTS"), "value")).contains("-XX:-CreateCoredumpOnCrash");
     }
 
     @Test
@@ -223,7 +255,7 @@ class DeployManifestsTest {
                 "runAsGroup", 0,
                 "runAsNonRoot", false,
                 "readOnlyRootFilesystem", true));
-        assertThat(podSpec()).doesNotContainKeys("hostNetwork", "hostPID", "hostIPC", "hostUsers", "securityContext");
+        assertThat(podSpec()).doesNotContainKeys("hostPID", "hostIPC", "hostUsers", "securityContext");
         assertThat(list(podSpec(), "containers")).hasSize(1);
         assertThat(podSpec()).doesNotContainKey("initContainers");
         // a read-only root file system, so the JVM gets a writable /tmp
@@ -231,10 +263,14 @@ class DeployManifestsTest {
         assertThat(volume(podSpec(), "tmp")).containsKey("emptyDir");
     }
 
+    /**
+     * Not on tainted nodes, control-plane nodes above all: a privileged agent there would sit beside the cluster's
+     * keys. The DaemonSet controller adds the not-ready, unreachable and pressure tolerations itself.
+     */
     @Test
-    void daemonSet_runsOnEveryNodeAndUpdatesATenthAtATime() {
+    void daemonSet_toleratesNoTaint_soStaysOffControlPlaneNodes_andUpdatesATenthAtATime() {
         Map<String, Object> ds = daemonSet();
-        assertThat(list(podSpec(), "tolerations")).containsExactly(Map.of("operator", "Exists"));
+        assertThat(podSpec()).doesNotContainKeys("tolerations", "nodeName");
         assertThat(str(podSpec(), "priorityClassName")).isEqualTo("system-node-critical");
         assertThat(map(map(ds.get("spec")).get("updateStrategy")))
                 .isEqualTo(Map.of("type", "RollingUpdate", "rollingUpdate", Map.of("maxUnavailable", "10%")));

@@ -199,16 +199,46 @@ class InstallScriptTest {
         assertThat(run("--prefix").exit).isEqualTo(2);
     }
 
-    // finding 5: the agent's CAP_DAC_READ_SEARCH reads past modes, so kubelet's credentials are hidden from it
-    @Test
-    void unit_hidesKubeletsCredentials_missingPathsAllowed() throws IOException {
-        List<String> hidden = unitValues("InaccessiblePaths");
+    /** Files of a node that the agent, reading past modes with CAP_DAC_READ_SEARCH, must never see. */
+    static final List<String> NODE_SECRETS = List.of("/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_ed25519_key",
+            "/etc/ssl/private/ssl-cert-snakeoil.key", "/etc/pki/tls/private/localhost.key",
+            "/etc/kubernetes/pki/sa.key", "/etc/kubernetes/admin.conf", "/etc/kubernetes/kubelet.conf",
+            "/var/lib/kubelet/pki/kubelet-client-current.pem", "/var/lib/kubelet/pods", "/var/lib/etcd/member",
+            "/var/lib/containerd", "/var/lib/cloud/instance/user-data.txt", "/var/lib/waagent/ovf-env.xml",
+            "/var/backups/shadow.bak", "/run/containerd/containerd.sock", "/run/secrets");
 
-        assertThat(hidden).contains("-/var/lib/kubelet/pki", "-/etc/kubernetes/pki", "-/etc/kubernetes/kubelet.conf",
-                "-/etc/kubernetes/bootstrap-kubelet.conf", "-/etc/kubernetes/admin.conf", "-/var/lib/kubelet/pods");
-        assertThat(hidden).allSatisfy(p -> assertThat(p).as("a missing path must not fail the unit").startsWith("-/"));
-        assertThat(hidden).noneMatch(p -> p.equals("-/etc/satoken") || p.startsWith("-/etc/satoken/")
-                || p.equals("-/run/satoken") || p.equals("-/var/lib/satoken"));
+    /**
+     * The agent reads past file modes (CAP_DAC_READ_SEARCH, to read back the tokens it gave to other users), so
+     * /etc, /var and /run are empty to it but for an allow-list: its config, what the JVM and the C library
+     * read, and its two token dirs. No node secret is under an allowed path.
+     */
+    @Test
+    void unit_showsTheAgentOnlyAnAllowListOfEtcVarAndRun_andNoNodeSecret() throws IOException {
+        List<String> readOnly = unitValues("BindReadOnlyPaths");
+
+        assertThat(unitValues("TemporaryFileSystem")).containsExactlyInAnyOrder("/etc:ro", "/var:ro", "/run:ro");
+        assertThat(unitValues("BindPaths")).containsExactly("/run/satoken", "/var/lib/satoken");
+        assertThat(readOnly).contains("/etc/satoken", "-/etc/passwd", "-/etc/resolv.conf", "-/etc/ssl/certs");
+        assertThat(readOnly).allSatisfy(p -> assertThat(p).as("a path outside /etc: another allow-list entry")
+                .matches("-?/etc/.+"));
+        for (String secret : NODE_SECRETS) {
+            for (String allowed : readOnly) {
+                String path = allowed.startsWith("-") ? allowed.substring(1) : allowed;
+                assertThat(secret.equals(path) || secret.startsWith(path + "/")).as("%s under %s", secret, path)
+                        .isFalse();
+            }
+        }
+        // the old deny-list is gone: hiding whole trees covers what it named, and what it did not
+        assertThat(unitValues("InaccessiblePaths")).isEmpty();
+        assertThat(unitValues("ReadWritePaths")).isEmpty();
+        assertThat(unitValues("CapabilityBoundingSet")).containsExactly("CAP_CHOWN", "CAP_DAC_READ_SEARCH");
+    }
+
+    /** The heap holds tokens: no core file, from the kernel (LimitCORE) or the JVM. */
+    @Test
+    void unit_writesNoCoreDump() throws IOException {
+        assertThat(unitValues("LimitCORE")).containsExactly("0");
+        assertThat(String.join(" ", unitValues("Environment"))).contains("-XX:-CreateCoredumpOnCrash");
     }
 
     // finding 5: the dirs holding the token dirs were 0755; no one but the agent may list them now

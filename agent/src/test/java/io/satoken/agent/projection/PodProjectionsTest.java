@@ -95,6 +95,12 @@ class PodProjectionsTest {
                         .addContainersItem(container("a", null))
                         .addEphemeralContainersItem(new V1EphemeralContainer().name("debug")), plain, 0600, 1000, null),
                 new Case("no containers", s -> s.securityContext(podContext(1000L, null)), plain, 0644, null, null),
+                // PV-16: runAsGroup and supplementalGroups give the file no group; only fsGroup does
+                new Case("runAsGroup is not the file's group", s -> s.securityContext(podContext(1000L, null)
+                        .runAsGroup(3000L)).addContainersItem(container("app", null)), plain, 0600, 1000, null),
+                new Case("supplementalGroups are not the file's group", s -> s.securityContext(podContext(1000L, null)
+                        .supplementalGroups(List.of(4000L))).addContainersItem(container("app", null)),
+                        plain, 0600, 1000, null),
                 new Case("disagreeing users, fsGroup still applies", s -> s.securityContext(podContext(null, 2000L))
                         .addContainersItem(container("a", 1L)).addContainersItem(container("b", 2L)),
                         plain, 0640, null, 2000),
@@ -214,10 +220,13 @@ class PodProjectionsTest {
                 new BadPod("fsGroup negative", pod(s -> s.securityContext(podContext(null, -5L))),
                         "spec.securityContext.fsGroup: must be between 0 and 2147483647, got -5"),
                 new BadPod("runAsUser negative", pod(s -> s.addContainersItem(container("a", -1L))),
-                        "securityContext.runAsUser: must be between 0 and 2147483647, got -1"),
+                        "spec.containers[0].securityContext.runAsUser: must be between 0 and 2147483647, got -1"),
+                new BadPod("init container's runAsUser negative", pod(s -> s.addInitContainersItem(container("i", -1L))
+                        .addContainersItem(container("a", -1L))),
+                        "spec.initContainers[0].securityContext.runAsUser: must be between 0 and 2147483647, got -1"),
                 new BadPod("pod runAsUser beyond int", pod(s -> s.securityContext(podContext(1L << 32, null))
                         .addContainersItem(container("a", null))),
-                        "securityContext.runAsUser: must be between 0 and 2147483647, got 4294967296"));
+                        "spec.securityContext.runAsUser: must be between 0 and 2147483647, got 4294967296"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -226,5 +235,45 @@ class PodProjectionsTest {
         assertThatThrownBy(() -> PodProjections.projections(WEB, c.pod(), List.of(ProjectionSpec.of("t"))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(c.message());
+    }
+
+    record OwnerField(String name, UnaryOperator<V1PodSpec> pod, List<ProjectionSpec> specs, boolean group, int id,
+            String field) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<OwnerField> ownerFields() {
+        List<ProjectionSpec> plain = List.of(ProjectionSpec.of("t"));
+        return Stream.of(
+                // PV-18: the pod's runAsUser, or the first container's own when it sets one
+                new OwnerField("the pod's runAsUser", s -> s.securityContext(podContext(1000L, null))
+                        .addContainersItem(container("a", null)), plain, false, 1000, "spec.securityContext.runAsUser"),
+                new OwnerField("containers' own runAsUser", s -> s.addContainersItem(container("a", 1000L))
+                        .addContainersItem(container("b", 1000L)), plain, false, 1000,
+                        "spec.containers[0].securityContext.runAsUser"),
+                new OwnerField("an init container's first", s -> s.securityContext(podContext(1000L, null))
+                        .addInitContainersItem(container("init", 1000L)).addContainersItem(container("a", null)),
+                        plain, false, 1000, "spec.initContainers[0].securityContext.runAsUser"),
+                // PV-17
+                new OwnerField("fsGroup", s -> s.securityContext(podContext(null, 2000L))
+                        .addContainersItem(container("a", null)), plain, true, 2000, "spec.securityContext.fsGroup"),
+                // an entry's own uid or gid wins over the pod's
+                new OwnerField("an entry's gid", s -> s.securityContext(podContext(null, 2000L))
+                        .addContainersItem(container("a", null)),
+                        List.of(ProjectionSpec.of("a"), spec(null, null, 2000)), true, 2000, "attrs[1].gid"),
+                new OwnerField("an entry's uid", s -> s.addContainersItem(container("a", null)),
+                        List.of(spec(null, 7, null)), false, 7, "attrs[0].uid"),
+                new OwnerField("no field gives it", s -> s.addContainersItem(container("a", null)), plain, true, 5, null));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("ownerFields")
+    void podOwners_fieldOf_namesWhereAnIdComesFrom(OwnerField c) {
+        PodOwners owners = PodOwners.of(pod(c.pod()));
+
+        assertThat(owners.fieldOf(c.group(), c.id(), c.specs(), "attrs")).isEqualTo(c.field());
     }
 }

@@ -9,6 +9,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.kubernetes.client.openapi.apis.AuthenticationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -17,6 +18,7 @@ import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1TokenReview;
 import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
+import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.csi.CsiMethods;
 import io.satoken.agent.csi.CsiServer;
 import io.satoken.agent.csi.TmpfsMounter;
@@ -150,11 +152,12 @@ class CsiModeIT {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-r-----");
         assertThat(Files.getAttribute(file, "unix:uid")).isEqualTo(1000);
         assertThat(Files.getAttribute(file, "unix:gid")).isEqualTo(2000);
-        // finding 5: the tmpfs root and the version dir are fsGroup's, 0750 (they were 0755)
+        // finding 5: the tmpfs root and the version dir are fsGroup's, 0751 (they were 0755): the group lists,
+        // the owner passes in or out of the group, no one else lists
         Path data = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
         for (Path dir : List.of(target, data, data.resolve("vault"))) {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).as("%s", dir)
-                    .isEqualTo("rwxr-x---");
+                    .isEqualTo("rwxr-x--x");
             assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(2000);
         }
 
@@ -235,6 +238,11 @@ class CsiModeIT {
                 .spec(new V1PodSpec().overhead(null).nodeName(NODE).serviceAccountName("app")
                         .securityContext(new V1PodSecurityContext().runAsUser(1000L).fsGroup(2000L))
                         .addContainersItem(new V1Container().name("app").image("busybox")));
+        // the volumes the tests publish: the agent checks that the pod has the one a target path names
+        for (String volume : List.of("vault", "tokens")) {
+            pod.getSpec().addVolumesItem(new V1Volume().name(volume)
+                    .csi(new V1CSIVolumeSource().driver("tokens.satoken.io").readOnly(true)));
+        }
         return new CoreV1Api(server.adminClient()).createNamespacedPod(namespace, pod).execute();
     }
 

@@ -132,7 +132,7 @@ class StaticModeIT {
         Manifests.apply(server, Path.of("../systemd/rbac-example.yaml"));
         String identity = server.serviceAccountToken("satoken-system", "satoken-static-agent");
         String yaml = Files.readString(Path.of("../systemd/agent.yaml"))
-                .replace("dir: /var/run/satoken/", "dir: " + tmp + "/run/")
+                .replace("dir: /run/satoken/", "dir: " + tmp + "/run/")
                 .replace("dir: /var/lib/satoken/", "dir: " + tmp + "/lib/")
                 .replace("statusSocket: /run/satoken/", "statusSocket: " + tmp + "/run/");
         Path configFile = Files.writeString(tmp.resolve("agent.yaml"), yaml);

@@ -22,6 +22,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The on-disk layout an {@link AtomicWriter} leaves behind, on an in-memory unix file system. */
 class AtomicWriterLayoutTest {
@@ -82,10 +84,10 @@ class AtomicWriterLayoutTest {
         assertThat(mode("b")).isEqualTo("rw-r-----");
         assertThat(mode("c")).isEqualTo("rw-r--r--");
         assertThat(mode("sub/d")).isEqualTo("rw-------");
-        // not AW-1's 0755: c is for anyone, so others may pass through, but no one but the writer lists
+        // not AW-1's 0755: c is for anyone, so the group and others may pass through, but no one but the writer lists
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target.resolve(onlyTimestampedDir()))))
-                .isEqualTo("rwx-----x");
-        assertThat(mode("sub")).isEqualTo("rwx-----x"); // subdirectories are never world-writable
+                .isEqualTo("rwx--x--x");
+        assertThat(mode("sub")).isEqualTo("rwx--x--x"); // subdirectories are never world-writable
     }
 
     @Test
@@ -282,6 +284,43 @@ class AtomicWriterLayoutTest {
         // Our difference to AW-10, read from disk
         assertThat(writer.write(Map.of("token", FileContent.of(bytes("t"), 0600)))).isTrue();
         assertThat(mode("token")).isEqualTo("rw-------");
+    }
+
+    record OwnerCase(String name, FileContent file, boolean group, int id) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<OwnerCase> ownersThatCannotBeSet() {
+        // A file's own owner and group are set through its descriptor by principal, which this file system takes
+        // without a unix view; the node's refusal of such an id (EINVAL) is CsiVolumesTest's, through the writer.
+        return Stream.of(
+                new OwnerCase("the group, set on the dirs first (PV-17)", new FileContent(bytes("t"), 0640, 1000, 2000),
+                        true, 2000));
+    }
+
+    /** A file system that cannot take an owner: the failure names the id, and nothing is published. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("ownersThatCannotBeSet")
+    void ownerThatCannotBeSet_failsWithTheId_andPublishesNothing(OwnerCase c) throws IOException {
+        try (FileSystem noOwners = Jimfs.newFileSystem(Configuration.unix().toBuilder()
+                .setAttributeViews("basic", "owner", "posix").build())) {
+            Path dir = Files.createDirectories(noOwners.getPath("/vol"));
+
+            assertThatThrownBy(() -> new AtomicWriter(dir, CLOCK).write(Map.of("token", c.file())))
+                    .isInstanceOfSatisfying(FileOwnerException.class, e -> {
+                        assertThat(e.group()).isEqualTo(c.group());
+                        assertThat(e.id()).isEqualTo(c.id());
+                        assertThat(e.why()).isEqualTo("the file system has no unix attribute view");
+                    })
+                    .hasMessageEndingWith("cannot set " + (c.group() ? "group " : "owner ") + c.id()
+                            + ": the file system has no unix attribute view");
+            try (Stream<Path> left = Files.list(dir)) {
+                assertThat(left).as("no version, no ..data").isEmpty();
+            }
+        }
     }
 
     private void restart() {

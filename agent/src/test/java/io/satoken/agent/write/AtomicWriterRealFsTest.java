@@ -177,9 +177,10 @@ class AtomicWriterRealFsTest {
         assertThat(Files.getAttribute(token, "unix:uid")).isEqualTo(0);
     }
 
-    // finding 5: the dirs were 0755; now exactly the token's readers pass, as a pod's non-root container must
+    // finding 5: the dirs were 0755; now the token's readers pass, as a pod's non-root container must, and
+    // no one else lists or reads
     @Test
-    void podWithFsGroup_dirsAre0750InTheGroup_aNonRootMemberReadsTheToken_othersCannotEvenList() throws Exception {
+    void podWithFsGroup_dirsAre0751InTheGroup_aNonRootMemberReadsTheToken_othersCannotListOrRead() throws Exception {
         assumeTrue(canSwitchUsers(), "reading as other users needs root and setpriv");
         AtomicWriter writer = new AtomicWriter(target, CLOCK);
 
@@ -189,7 +190,7 @@ class AtomicWriterRealFsTest {
         Path dataDir = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
         for (Path dir : List.of(target, dataDir, dataDir.resolve("vault"))) {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).as("%s", dir)
-                    .isEqualTo("rwxr-x---");
+                    .isEqualTo("rwxr-x--x");
             assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(2000);
         }
         // the container: uid 1000, primary group 3000, fsGroup 2000 as a supplementary group
@@ -202,16 +203,39 @@ class AtomicWriterRealFsTest {
     }
 
     @Test
-    void podWithoutFsUserOrFsGroup_anyUserReadsItsKnownPath_butNoOneLists() throws Exception {
+    void podWithoutFsUserOrFsGroup_anyUserReadsItsKnownPath_inGroup0OrNot_butNoOneLists() throws Exception {
         assumeTrue(canSwitchUsers(), "reading as other users needs root and setpriv");
         AtomicWriter writer = new AtomicWriter(target, CLOCK);
 
         writer.write(Map.of("token", FileContent.of(version(2), 0644))); // PV-1: 0644, owned by the agent
 
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwx-----x");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwx--x--x");
         assertThat(runAs("--reuid=1234", "--regid=1234", "--clear-groups", "cat", target + "/token"))
                 .isEqualTo("0:" + new String(version(2)));
+        // runAsUser without runAsGroup: primary group 0, so the group's bits apply, never the others' (was 0701)
+        assertThat(runAs("--reuid=1234", "--regid=0", "--clear-groups", "cat", target + "/token"))
+                .isEqualTo("0:" + new String(version(2)));
         assertThat(runAs("--reuid=1234", "--regid=1234", "--clear-groups", "ls", target.toString())).startsWith("2:");
+        assertThat(runAs("--reuid=1234", "--regid=0", "--clear-groups", "ls", target.toString())).startsWith("2:");
+    }
+
+    @Test
+    void podWithFsUserOnly_theUserInGroup0ReadsItsToken_noOtherUserDoes() throws Exception {
+        assumeTrue(canSwitchUsers(), "reading as other users needs root and setpriv");
+        AtomicWriter writer = new AtomicWriter(target, CLOCK);
+
+        // PV-16, PV-18: every container runs as 1000, no fsGroup: 0600 owned by 1000, group left as root's
+        writer.write(Map.of("vault/token", new FileContent(version(3), 0600, 1000, null)));
+
+        Path dataDir = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
+        for (Path dir : List.of(target, dataDir, dataDir.resolve("vault"))) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).as("%s", dir)
+                    .isEqualTo("rwx--x--x");
+        }
+        assertThat(runAs("--reuid=1000", "--regid=0", "--clear-groups", "cat", target + "/vault/token"))
+                .isEqualTo("0:" + new String(version(3)));
+        assertThat(runAs("--reuid=1001", "--regid=0", "--clear-groups", "cat", target + "/vault/token"))
+                .startsWith("1:");
     }
 
     @Test
@@ -229,8 +253,8 @@ class AtomicWriterRealFsTest {
         assertThat(written).isTrue();
         Path now = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
         assertThat(now).isNotEqualTo(old);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwxr-x---");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(now))).isEqualTo("rwxr-x---");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwxr-x--x");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(now))).isEqualTo("rwxr-x--x");
         assertThat(new AtomicWriter(target, CLOCK).write(payload)).as("and then it is left alone").isFalse();
     }
 
@@ -244,7 +268,7 @@ class AtomicWriterRealFsTest {
 
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rwxr-xr-x");
         Path data = target.resolve(Files.readSymbolicLink(target.resolve("..data")));
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwxr-x---");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwxr-x--x");
     }
 
     private static boolean canSwitchUsers() {

@@ -2,14 +2,8 @@ package io.satoken.controlplane.admission;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParseException;
-import com.google.gson.JsonParser;
-import com.google.gson.Strictness;
-import com.google.gson.stream.JsonReader;
-import com.google.gson.stream.JsonToken;
 import com.google.gson.stream.JsonWriter;
 import java.io.IOException;
-import java.io.StringReader;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +15,9 @@ import java.util.Map;
 /**
  * Reads an {@code admission.k8s.io/v1} AdmissionReview request and writes its response.
  *
- * <p>The body is parsed strictly (RFC 8259, nothing after the document); every shape error names the
- * field, so a malformed review is answered with a denied review that says what was wrong.
+ * <p>The body is parsed strictly (RFC 8259, nothing after the document) by {@link ReviewReader}, which keeps only
+ * what the rules read; every shape error names the field, so a malformed review is answered with a denied review
+ * that says what was wrong.
  */
 public final class AdmissionReviews {
 
@@ -34,7 +29,21 @@ public final class AdmissionReviews {
 
     /** Parses a review; {@code uidOut[0]} receives the request's uid as soon as it is known, for the error answer. */
     public static AdmissionRequest read(byte[] body, String[] uidOut) throws InvalidReviewException {
-        JsonObject review = parse(body);
+        try {
+            return read(body, uidOut, ReviewReader.Charge.NONE);
+        } catch (ReviewOverloadException e) {
+            throw new IllegalStateException("nothing is claimed, so nothing is refused", e);
+        }
+    }
+
+    /**
+     * Parses a review as {@link #read(byte[], String[])} does, claiming what the parse keeps from {@code charge}.
+     *
+     * @throws ReviewOverloadException when {@code charge} refuses it
+     */
+    static AdmissionRequest read(byte[] body, String[] uidOut, ReviewReader.Charge charge)
+            throws InvalidReviewException, ReviewOverloadException {
+        JsonObject review = ReviewReader.read(body, charge).review();
         JsonObject request = Json.object(review, "request", "AdmissionReview");
         if (request != null) {
             uidOut[0] = stringOrNull(request, "uid");
@@ -83,80 +92,18 @@ public final class AdmissionReviews {
             if (encoded != null) {
                 out.name("patchType").value("JSONPatch").name("patch").value(encoded);
             }
+            if (!verdict.warnings().isEmpty()) {
+                out.name("warnings").beginArray();
+                for (String warning : verdict.warnings()) {
+                    out.value(warning);
+                }
+                out.endArray();
+            }
             out.endObject().endObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a StringWriter does not fail
         }
         return text.toString().getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static JsonObject parse(byte[] body) throws InvalidReviewException {
-        if (body.length == 0) {
-            throw new InvalidReviewException("AdmissionReview: the request body is empty");
-        }
-        try (JsonReader reader = new JsonReader(new StringReader(new String(body, StandardCharsets.UTF_8)))) {
-            reader.setStrictness(Strictness.STRICT);
-            reader.setNestingLimit(100);
-            JsonElement root = reader.peek() == JsonToken.BEGIN_OBJECT ? object(reader, Part.REVIEW)
-                    : JsonParser.parseReader(reader);
-            if (!atEnd(reader)) {
-                throw new InvalidReviewException("AdmissionReview: not JSON: data after the end of the document");
-            }
-            if (!root.isJsonObject()) {
-                throw new InvalidReviewException("AdmissionReview: must be a JSON object");
-            }
-            return root.getAsJsonObject();
-        } catch (JsonParseException | IOException | IllegalStateException e) {
-            // Gson wraps the reader's own exception; its message is the useful one
-            Throwable cause = e instanceof JsonParseException && e.getCause() != null ? e.getCause() : e;
-            throw new InvalidReviewException("AdmissionReview: not JSON: " + firstLine(cause.getMessage()));
-        }
-    }
-
-    /**
-     * The objects on the way to the pod's metadata, read member by member so that what no rule reads is
-     * skipped rather than built: the old object of an update and the object's managedFields, often the larger
-     * part of a review. Every other value is read as Gson reads it.
-     */
-    private enum Part {
-        REVIEW, REQUEST, OBJECT, METADATA, OTHER;
-
-        /** The part a member of this part is, or null when the member is skipped. */
-        Part member(String name) {
-            return switch (this) {
-                case REVIEW -> name.equals("request") ? REQUEST : OTHER;
-                case REQUEST -> name.equals("oldObject") ? null : name.equals("object") ? OBJECT : OTHER;
-                case OBJECT -> name.equals("metadata") ? METADATA : OTHER;
-                case METADATA -> name.equals("managedFields") ? null : OTHER;
-                case OTHER -> OTHER;
-            };
-        }
-    }
-
-    private static JsonObject object(JsonReader reader, Part part) throws IOException {
-        JsonObject object = new JsonObject();
-        reader.beginObject();
-        while (reader.hasNext()) {
-            String name = reader.nextName();
-            Part member = part.member(name);
-            if (member == null) {
-                reader.skipValue();
-            } else if (member != Part.OTHER && reader.peek() == JsonToken.BEGIN_OBJECT) {
-                object.add(name, object(reader, member));
-            } else {
-                object.add(name, JsonParser.parseReader(reader));
-            }
-        }
-        reader.endObject();
-        return object;
-    }
-
-    private static boolean atEnd(JsonReader reader) {
-        try {
-            return reader.peek() == JsonToken.END_DOCUMENT;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
     }
 
     private static AdmissionRequest.UserInfo userInfo(JsonObject user) throws InvalidReviewException {
@@ -188,15 +135,5 @@ public final class AdmissionReviews {
 
     private static String quote(String value) {
         return value == null ? "none" : "\"" + value + "\"";
-    }
-
-    private static String firstLine(String message) {
-        if (message == null) {
-            return "malformed";
-        }
-        int newline = message.indexOf('\n');
-        String line = (newline < 0 ? message : message.substring(0, newline))
-                .replace("Use JsonReader.setStrictness(Strictness.LENIENT) to accept malformed JSON", "malformed JSON");
-        return line.length() > 200 ? line.substring(0, 200) + "…" : line;
     }
 }

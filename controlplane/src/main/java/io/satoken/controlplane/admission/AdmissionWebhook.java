@@ -3,12 +3,9 @@ package io.satoken.controlplane.admission;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.satoken.controlplane.controller.Informers;
-import io.satoken.controlplane.tokens.TokenSecretOwner;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -16,13 +13,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The admission webhook as the control plane runs it: the server, the paths {@code --webhooks} selects
@@ -31,6 +29,8 @@ import java.util.concurrent.TimeUnit;
  * server's calls.
  */
 public final class AdmissionWebhook implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(AdmissionWebhook.class);
 
     public static final String MUTATE_PODS = "/mutate/pods";
     public static final String VALIDATE_TOKEN_REQUESTS = "/validate/serviceaccount-token";
@@ -52,8 +52,7 @@ public final class AdmissionWebhook implements AutoCloseable {
      * @throws IllegalArgumentException naming the flag: serviceaccount-token served without an agent
      *     ServiceAccount (no fail-open), or an empty audience
      */
-    public record Settings(InetSocketAddress address, ServingCertificate certificate,
-            ServiceAccountAdmission.TokenVolume tokenVolume, boolean limitSecretReferences,
+    public record Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
             String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences) {
 
         public Settings {
@@ -66,10 +65,9 @@ public final class AdmissionWebhook implements AutoCloseable {
         }
 
         /** Every path, audiences from the in-cluster token. */
-        public Settings(InetSocketAddress address, ServingCertificate certificate,
-                ServiceAccountAdmission.TokenVolume tokenVolume, boolean limitSecretReferences,
+        public Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
                 String agentServiceAccount, WebhookServer.Limits limits) {
-            this(address, certificate, tokenVolume, limitSecretReferences, agentServiceAccount, limits,
+            this(address, certificate, limitSecretReferences, agentServiceAccount, limits,
                     WEBHOOKS.keySet(), null);
         }
     }
@@ -111,14 +109,8 @@ public final class AdmissionWebhook implements AutoCloseable {
         ServiceAccountLookup lookup = new ServiceAccountLookup(
                 (namespace, name) -> Optional.ofNullable(accounts.getIndexer().getByKey(namespace + "/" + name)),
                 (namespace, name) -> core.readNamespacedServiceAccount(name, namespace).execute());
-        ServiceAccountAdmission.TokenSecrets tokenSecrets = account -> Optional.empty();
-        if (settings.tokenVolume() == ServiceAccountAdmission.TokenVolume.SECRET) {
-            SharedIndexInformer<V1Secret> secrets = informers.tokenSecrets();
-            caches.add(secrets);
-            tokenSecrets = account -> firstReferencedToken(secrets, account);
-        }
-        ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.tokenVolume(),
-                tokenSecrets, settings.limitSecretReferences(), new VolumeNameSuffix(new SecureRandom()));
+        ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.limitSecretReferences(),
+                new VolumeNameSuffix(new SecureRandom()));
         return new PodMutation(serviceAccounts, new AgentTokenInjection());
     }
 
@@ -180,6 +172,10 @@ public final class AdmissionWebhook implements AutoCloseable {
     /** Binds the port and starts watching the certificate files. */
     public void start() throws InterruptedException {
         server.start();
+        if (!settings.certificate().requiresClientCertificates()) {
+            log.warn("the admission webhook on {} accepts reviews from any client that reaches it: no --client-ca-file; "
+                    + "only a NetworkPolicy keeps others out (README, \"Client certificates\")", server.address());
+        }
         poll = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "satoken-webhook-certificate");
             thread.setDaemon(true);
@@ -207,19 +203,5 @@ public final class AdmissionWebhook implements AutoCloseable {
             poll.shutdownNow();
         }
         server.close();
-    }
-
-    /** AD-11: the account's references in order; the first that is a token Secret of this account. */
-    private static Optional<String> firstReferencedToken(SharedIndexInformer<V1Secret> secrets,
-            V1ServiceAccount account) {
-        String namespace = account.getMetadata().getNamespace();
-        for (V1ObjectReference ref : Objects.requireNonNullElse(account.getSecrets(), List.<V1ObjectReference>of())) {
-            V1Secret secret = ref.getName() == null ? null : secrets.getIndexer().getByKey(namespace + "/" + ref.getName());
-            if (secret != null && TokenSecretOwner.belongsTo(secret, account.getMetadata().getName(),
-                    account.getMetadata().getUid())) {
-                return Optional.of(ref.getName());
-            }
-        }
-        return Optional.empty();
     }
 }

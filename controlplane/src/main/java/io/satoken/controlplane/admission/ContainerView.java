@@ -23,6 +23,17 @@ record ContainerView(String list, int index, JsonObject container) {
         String name() throws InvalidReviewException {
             return Json.string(mount, "name", path);
         }
+
+        /** {@code subPath}, or {@code subPathExpr} with its field name, when the mount gives a non-empty one. */
+        Optional<String> subPathField() throws InvalidReviewException {
+            for (String field : new String[] {"subPath", "subPathExpr"}) {
+                String value = Json.string(mount, field, path);
+                if (value != null && !value.isEmpty()) {
+                    return Optional.of(field);
+                }
+            }
+            return Optional.empty();
+        }
     }
 
     /** One of the container's {@code env} variables. */

@@ -4,7 +4,8 @@ import java.util.Optional;
 
 /**
  * {@code /mutate/pods}: ServiceAccount admission, then agent token injection, answered as one JSONPatch.
- * A denial by either ends the review. The request's object is changed as the patch would change it.
+ * A denial by either ends the review. The request's object is changed as the patch would change it. A pod
+ * created with a token volume mounted through {@code subPath} is admitted with a warning ({@link SubPathWarnings}).
  */
 public final class PodMutation implements Admission {
 
@@ -32,6 +33,7 @@ public final class PodMutation implements Admission {
         if (denied.isPresent()) {
             return denied.get();
         }
-        return pod.changed() ? Verdict.patch(pod.operations()) : Verdict.allow();
+        Verdict verdict = pod.changed() ? Verdict.patch(pod.operations()) : Verdict.allow();
+        return request.isCreate() && sub.isEmpty() ? verdict.withWarnings(SubPathWarnings.of(pod.view())) : verdict;
     }
 }

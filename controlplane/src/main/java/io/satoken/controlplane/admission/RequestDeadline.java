@@ -1,5 +1,6 @@
 package io.satoken.controlplane.admission;
 
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -43,6 +44,14 @@ final class RequestDeadline extends ChannelDuplexHandler {
         return new RequestDeadline(false, requestTimeout, metrics);
     }
 
+    /** Stops the clock of {@code channel}'s request, which has been answered some other way. */
+    static void cancel(Channel channel) {
+        ScheduledFuture<?> running = channel.attr(TIMER).getAndSet(null);
+        if (running != null) {
+            running.cancel(false);
+        }
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object message) throws Exception {
         Attribute<ScheduledFuture<?>> timer = ctx.channel().attr(TIMER);
@@ -73,10 +82,7 @@ final class RequestDeadline extends ChannelDuplexHandler {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        ScheduledFuture<?> running = ctx.channel().attr(TIMER).getAndSet(null);
-        if (running != null) {
-            running.cancel(false);
-        }
+        cancel(ctx.channel());
         super.channelInactive(ctx);
     }
 

@@ -103,13 +103,17 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 Verdict verdict;
                 String result;
                 try {
-                    AdmissionRequest parsed = AdmissionReviews.read(body, uid);
+                    // what the parse keeps is claimed beside the body, in the name of the same client
+                    AdmissionRequest parsed = AdmissionReviews.read(body, uid, claim::grow);
                     verdict = admission.review(parsed);
                     result = verdict instanceof Verdict.Denied ? "denied"
                             : verdict instanceof Verdict.Patched ? "patched" : "allowed";
                 } catch (InvalidReviewException e) {
                     verdict = Verdict.invalid(e.getMessage());
                     result = "invalid";
+                } catch (ReviewOverloadException e) {
+                    verdict = Verdict.unavailable(e.getMessage());
+                    result = "overloaded";
                 } catch (InterruptedException e) {
                     return; // the deadline answered already
                 } catch (RuntimeException e) {

@@ -19,8 +19,8 @@ import java.util.function.Supplier;
  *   <li>a mirror pod is validated only (AD-2, AD-9);</li>
  *   <li>an empty {@code serviceAccountName} becomes {@code default} (AD-3);</li>
  *   <li>the ServiceAccount is looked up, cache first (AD-4); not found → Forbidden;</li>
- *   <li>if the token is automounted (AD-5), the token volume and its mounts are added (AD-6, or AD-11
- *       with {@link TokenVolume#SECRET});</li>
+ *   <li>if the token is automounted (AD-5), the projected token volume and its mounts are added (AD-6; the
+ *       v1.17 token Secret volume of AD-11 is not offered: it would have the webhook read every Secret);</li>
  *   <li>a pod without image pull secrets gets the ServiceAccount's (AD-7);</li>
  *   <li>the result is validated (AD-9, AD-10).</li>
  * </ol>
@@ -36,18 +36,7 @@ public final class ServiceAccountAdmission {
     /** AD-6: the injected token's lifetime. */
     static final long TOKEN_EXPIRATION_SECONDS = 3607;
 
-    /** {@code --admission-token-volume}: the v1.30 projected volume, or the v1.17 token Secret volume. */
-    public enum TokenVolume { PROJECTED, SECRET }
-
-    /** AD-11: the name of the first token Secret the ServiceAccount references, if it has one yet. */
-    @FunctionalInterface
-    public interface TokenSecrets {
-        Optional<String> firstReferenced(V1ServiceAccount serviceAccount);
-    }
-
     private final ServiceAccountLookup lookup;
-    private final TokenVolume tokenVolume;
-    private final TokenSecrets tokenSecrets;
     private final boolean limitSecretReferences;
     private final Supplier<String> nameSuffix;
 
@@ -55,11 +44,9 @@ public final class ServiceAccountAdmission {
      * @param limitSecretReferences AD-10's plugin-wide switch
      * @param nameSuffix the random part of a generated volume name (five characters, as upstream's generator)
      */
-    public ServiceAccountAdmission(ServiceAccountLookup lookup, TokenVolume tokenVolume, TokenSecrets tokenSecrets,
-            boolean limitSecretReferences, Supplier<String> nameSuffix) {
+    public ServiceAccountAdmission(ServiceAccountLookup lookup, boolean limitSecretReferences,
+            Supplier<String> nameSuffix) {
         this.lookup = lookup;
-        this.tokenVolume = tokenVolume;
-        this.tokenSecrets = tokenSecrets;
         this.limitSecretReferences = limitSecretReferences;
         this.nameSuffix = nameSuffix;
     }
@@ -92,14 +79,7 @@ public final class ServiceAccountAdmission {
                     + accountName + ": " + e.getMessage());
         }
         if (automount(pod.view(), account)) { // AD-5
-            if (tokenVolume == TokenVolume.PROJECTED) {
-                mountProjected(pod);
-            } else {
-                Optional<Verdict.Denied> denied = mountSecret(pod, account);
-                if (denied.isPresent()) {
-                    return denied;
-                }
-            }
+            mountProjected(pod);
         }
         copyImagePullSecrets(pod, account); // AD-7
         if (MountableSecrets.enforced(limitSecretReferences, account)) { // AD-10
@@ -174,32 +154,6 @@ public final class ServiceAccountAdmission {
         if (mountInEveryContainer(pod, volumeName) && existing == null) {
             pod.appendToSpec("volumes", TokenVolumes.projected(volumeName, TOKEN_EXPIRATION_SECONDS));
         }
-    }
-
-    /** AD-11: the v1.17 behaviour, the ServiceAccount's first referenced token Secret as a secret volume. */
-    private Optional<Verdict.Denied> mountSecret(PodPatch pod, V1ServiceAccount account) throws InvalidReviewException {
-        Optional<String> token = tokenSecrets.firstReferenced(account);
-        if (token.isEmpty()) {
-            return Optional.of(Verdict.deny(500, "ServerTimeout", "No API token found for service account \""
-                    + account.getMetadata().getName() + "\", retry after the token is automatically created and "
-                    + "added to the service account"));
-        }
-        String secretName = token.get();
-        String existing = null;
-        boolean nameTaken = false;
-        for (VolumeView volume : pod.view().volumes()) {
-            String name = volume.name();
-            nameTaken |= name.equals(secretName);
-            if (volume.secretName().filter(secretName::equals).isPresent()) {
-                existing = name;
-                break;
-            }
-        }
-        String volumeName = existing != null ? existing : nameTaken ? secretName + "-" + nameSuffix.get() : secretName;
-        if (mountInEveryContainer(pod, volumeName) && existing == null) {
-            pod.appendToSpec("volumes", TokenVolumes.secret(volumeName, secretName));
-        }
-        return Optional.empty();
     }
 
     /** AD-6: mounts in every init and regular container without a mount at the path; true if any got one. */

@@ -90,6 +90,11 @@ public final class ServingCertificate {
         return loaded.context();
     }
 
+    /** Whether the handshake requires a client certificate ({@code --client-ca-file} was given). */
+    public boolean requiresClientCertificates() {
+        return clientCaFile != null;
+    }
+
     /** The leaf certificate being served. */
     public X509Certificate certificate() {
         return loaded.leaf();

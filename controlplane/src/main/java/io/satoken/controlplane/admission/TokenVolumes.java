@@ -51,16 +51,6 @@ final class TokenVolumes {
         return volume;
     }
 
-    /** AD-11: the token Secret as a secret volume; the API server defaults its mode. */
-    static JsonObject secret(String name, String secretName) {
-        JsonObject secret = new JsonObject();
-        secret.addProperty("secretName", secretName);
-        JsonObject volume = new JsonObject();
-        volume.addProperty("name", name);
-        volume.add("secret", secret);
-        return volume;
-    }
-
     /** A read-only mount of {@code volume} at {@code path}. */
     static JsonObject mount(String volume, String path) {
         JsonObject mount = new JsonObject();

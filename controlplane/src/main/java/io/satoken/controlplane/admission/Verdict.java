@@ -1,22 +1,37 @@
 package io.satoken.controlplane.admission;
 
+import java.util.List;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * An admission answer, one of three: {@link Allowed} as the object is, {@link Patched} with a JSONPatch, or
  * {@link Denied} with an HTTP status and message (the API server returns that status and message to the client
- * that made the request).
+ * that made the request). An allowed answer may carry warnings, which the API server passes on to the client
+ * ({@code kubectl} prints them) without refusing anything.
  */
 public sealed interface Verdict {
 
     /** Allowed, unchanged. */
-    record Allowed() implements Verdict {
+    record Allowed(List<String> warnings) implements Verdict {
+        public Allowed {
+            warnings = List.copyOf(warnings);
+        }
+
+        public Allowed() {
+            this(List.of());
+        }
     }
 
     /** Allowed with {@code patch}, a JSON array of RFC 6902 operations. */
-    record Patched(String patch) implements Verdict {
+    record Patched(String patch, List<String> warnings) implements Verdict {
         public Patched {
             Objects.requireNonNull(patch, "patch");
+            warnings = List.copyOf(warnings);
+        }
+
+        public Patched(String patch) {
+            this(patch, List.of());
         }
     }
 
@@ -27,6 +42,23 @@ public sealed interface Verdict {
     /** Whether the request may go on, patched or not. */
     default boolean allowed() {
         return !(this instanceof Denied);
+    }
+
+    /** The warnings for the client; none for a denial, whose message says it all. */
+    default List<String> warnings() {
+        return List.of();
+    }
+
+    /** This answer with {@code warnings} as well; a denial stays as it is. */
+    default Verdict withWarnings(List<String> more) {
+        if (more.isEmpty()) {
+            return this;
+        }
+        List<String> all = Stream.concat(warnings().stream(), more.stream()).toList();
+        if (this instanceof Patched p) {
+            return new Patched(p.patch(), all);
+        }
+        return this instanceof Allowed ? new Allowed(all) : this;
     }
 
     static Verdict allow() {

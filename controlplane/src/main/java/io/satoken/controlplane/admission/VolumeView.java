@@ -9,7 +9,7 @@ final class VolumeView {
 
     private static final String PATH = "spec.volumes[]";
     /** The volume kinds whose {@code secretRef} names a Secret. */
-    private static final List<String> SECRET_REF_KINDS = List.of("cephfs", "cinder", "flexVolume", "rbd", "scaleIO",
+    static final List<String> SECRET_REF_KINDS = List.of("cephfs", "cinder", "flexVolume", "rbd", "scaleIO",
             "iscsi", "storageos");
 
     private final JsonObject volume;

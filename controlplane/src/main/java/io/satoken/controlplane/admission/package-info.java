@@ -3,7 +3,8 @@
  * assembles it: a {@link WebhookServer} (TLS from a reloaded {@code ServingCertificate}, bounded bodies, a worker
  * pool, deadlines) routes {@code /mutate/pods} to {@code PodMutation}, which applies {@link ServiceAccountAdmission}
  * (kube-apiserver's ServiceAccount plugin, AD-1..AD-11) and then {@code AgentTokenInjection} (a pod's
- * {@code satoken.io/projections} annotation becomes the agent's CSI inline volume), and
+ * {@code satoken.io/projections} annotation becomes the agent's CSI inline volume; a token volume mounted through
+ * {@code subPath} is admitted with a warning, {@code SubPathWarnings}), and
  * {@code /validate/serviceaccount-token} to {@link NodeTokenRestriction}, which confines the node agents'
  * TokenRequests to the pods of their own node (NT-1..NT-6, defined in the README). Pods are read through a typed
  * view of their JSON ({@code PodView}, {@code VolumeView}, {@code ContainerView}) and patched in place by

@@ -82,13 +82,14 @@ class RunCommand implements Callable<Integer> {
     ClientAndMetricsOptions clientAndMetrics = new ClientAndMetricsOptions("0.0.0.0:10260");
 
     @Option(names = "--controllers", paramLabel = "LIST", defaultValue = "*",
-            description = "Controllers to run: tokens, serviceaccounts, root-ca, aggregation; '*' for all, "
-                    + "'-name' disables one (default: ${DEFAULT-VALUE}).")
+            description = "Controllers to run: serviceaccounts, root-ca, aggregation, tokens; '*' for all but tokens, "
+                    + "'-name' disables one; tokens (legacy token Secrets, signed with the ServiceAccount key) runs only "
+                    + "when named, e.g. '*,tokens' (default: ${DEFAULT-VALUE}).")
     String controllers;
 
     @Option(names = "--service-account-private-key-file", paramLabel = "FILE",
             description = "PEM private key (RSA, or EC P-256/384/521; PKCS#1, PKCS#8 or SEC1) that signs legacy "
-                    + "token Secrets. Required by the tokens controller.")
+                    + "token Secrets. Required by the tokens controller, and read only by it.")
     Path privateKeyFile;
 
     @Option(names = "--root-ca-file", paramLabel = "FILE",
@@ -194,7 +195,7 @@ class RunCommand implements Callable<Integer> {
         boolean tokens = selected != null && selected.contains(TokensController.NAME);
         if (tokens && privateKeyFile == null) {
             errors.add("the tokens controller needs --service-account-private-key-file"
-                    + " (or leave it out: --controllers=*,-tokens)");
+                    + " (or do not name it in --controllers: it is off unless named)");
         }
         LegacyTokenGenerator signer = null;
         if (privateKeyFile != null) { // read even when the tokens controller is off

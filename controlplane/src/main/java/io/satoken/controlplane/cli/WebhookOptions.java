@@ -3,7 +3,6 @@ package io.satoken.controlplane.cli;
 import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.health.HealthServer;
 import io.satoken.controlplane.admission.AdmissionWebhook;
-import io.satoken.controlplane.admission.ServiceAccountAdmission;
 import io.satoken.controlplane.admission.ServingCertificate;
 import io.satoken.controlplane.admission.WebhookServer;
 import java.net.InetSocketAddress;
@@ -34,13 +33,13 @@ final class WebhookOptions {
     @Option(names = "--client-ca-file", paramLabel = "FILE",
             description = "PEM CA certificate(s): the webhook then requires a client certificate signed by one "
                     + "(the API server's, from its AdmissionConfiguration kubeconfig); re-read when it changes. "
-                    + "Not given: any client may call the webhook.")
+                    + "The webhook Deployment gives it. Not given: any client that reaches the port may call the "
+                    + "webhook (a warning is logged).")
     Path clientCaFile;
 
-    @Option(names = "--admission-token-volume", paramLabel = "projected|secret", defaultValue = "projected",
-            description = "Token volume the webhook mounts: "
-                    + "'projected' (kube-api-access-*, Kubernetes 1.30) or "
-                    + "'secret' (the ServiceAccount's token Secret, Kubernetes 1.17) (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--admission-token-volume", paramLabel = "projected", defaultValue = "projected",
+            description = "Token volume the webhook mounts: 'projected' (kube-api-access-*, Kubernetes 1.30), the "
+                    + "only one; the 1.17 token Secret volume is not offered (default: ${DEFAULT-VALUE}).")
     String admissionTokenVolume;
 
     @Option(names = "--admission-limit-secret-references", defaultValue = "false",
@@ -80,14 +79,14 @@ final class WebhookOptions {
         if (on && (tlsCertFile == null || tlsKeyFile == null)) {
             errors.add("--webhook-address needs --tls-cert-file and --tls-private-key-file (the webhook serves HTTPS only)");
         }
-        ServiceAccountAdmission.TokenVolume volume = switch (admissionTokenVolume) {
-            case "projected" -> ServiceAccountAdmission.TokenVolume.PROJECTED;
-            case "secret" -> ServiceAccountAdmission.TokenVolume.SECRET;
-            default -> {
-                errors.add("--admission-token-volume: expected projected or secret, got \"" + admissionTokenVolume + "\"");
-                yield null;
-            }
-        };
+        if ("secret".equals(admissionTokenVolume)) {
+            // Mounting a ServiceAccount's token Secret (AD-11) needs a cache of token Secrets, which RBAC can only
+            // grant as list and watch of every Secret in the cluster, contents included.
+            errors.add("--admission-token-volume: secret is not supported: it would have the webhook list and watch"
+                    + " every Secret in the cluster; use projected (the default), which reads none");
+        } else if (!"projected".equals(admissionTokenVolume)) {
+            errors.add("--admission-token-volume: expected projected, got \"" + admissionTokenVolume + "\"");
+        }
         InetSocketAddress socketAddress = on
                 ? UsageErrors.attempt(errors, () -> HealthServer.parseAddress("--webhook-address", address)) : null;
         if (agentServiceAccount != null) {
@@ -119,7 +118,7 @@ final class WebhookOptions {
         if (!on || !errors.isEmpty()) {
             return null; // off, or the errors stop run
         }
-        return new AdmissionWebhook.Settings(socketAddress, certificate, volume, limitSecretReferences,
+        return new AdmissionWebhook.Settings(socketAddress, certificate, limitSecretReferences,
                 agentServiceAccount, WebhookServer.Limits.defaults(), served, apiAudiences);
     }
 

@@ -6,12 +6,20 @@ import java.util.Set;
 
 /**
  * Parses {@code --controllers} the way kube-controller-manager does: a comma list where {@code *} enables
- * every controller, {@code name} enables one, and {@code -name} disables one (which wins over {@code *}).
+ * every controller that is on by default, {@code name} enables one (an off-by-default one too), and
+ * {@code -name} disables one (which wins over both).
+ *
+ * <p>{@code tokens} is off by default: it signs token Secrets with the cluster's ServiceAccount key, so it is
+ * the one controller that needs the key, and a cluster that no longer uses token Secrets should keep the key
+ * out of this process altogether. Naming it ({@code --controllers=*,tokens}) turns it on.
  */
 public final class ControllerSelection {
 
     /** Every controller, in start order. */
     public static final List<String> ALL = List.of("tokens", "serviceaccounts", "root-ca", "aggregation");
+
+    /** The controllers {@code *} leaves out: each runs only when named. */
+    public static final Set<String> OFF_BY_DEFAULT = Set.of("tokens");
 
     private ControllerSelection() {
     }
@@ -36,12 +44,14 @@ public final class ControllerSelection {
                 enabled.add(item);
             } else {
                 throw new IllegalArgumentException("--controllers: unknown controller \"" + item + "\" (known: "
-                        + String.join(", ", ALL) + ", * for all, -name to disable one)");
+                        + String.join(", ", ALL) + ", * for all on by default, -name to disable one; "
+                        + String.join(", ", OFF_BY_DEFAULT) + " only when named)");
             }
         }
         Set<String> out = new LinkedHashSet<>();
         for (String name : ALL) {
-            if ((star || enabled.contains(name)) && !disabled.contains(name)) {
+            boolean byStar = star && !OFF_BY_DEFAULT.contains(name);
+            if ((byStar || enabled.contains(name)) && !disabled.contains(name)) {
                 out.add(name);
             }
         }

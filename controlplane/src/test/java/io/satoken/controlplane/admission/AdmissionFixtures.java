@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.flipkart.zjsonpatch.JsonPatch;
+import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kubernetes.client.openapi.ApiException;
@@ -12,6 +13,7 @@ import io.kubernetes.client.openapi.models.V1LocalObjectReference;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,6 +65,65 @@ final class AdmissionFixtures {
         return new AdmissionRequest("uid-1", new AdmissionRequest.GroupVersionResource("", "v1", resource), subResource,
                 operation, NAMESPACE, "p", new AdmissionRequest.UserInfo("alice", "", List.of(), Map.of()), object,
                 false);
+    }
+
+    /**
+     * {@code request} as the webhook reads it: written as an AdmissionReview and read back by
+     * {@link AdmissionReviews#read}, which keeps only what {@link ReviewShape} names.
+     */
+    static AdmissionRequest throughReader(AdmissionRequest request) {
+        JsonObject resource = new JsonObject();
+        resource.addProperty("group", request.resource().group());
+        resource.addProperty("version", request.resource().version());
+        resource.addProperty("resource", request.resource().resource());
+        JsonObject user = new JsonObject();
+        user.addProperty("username", request.userInfo().username());
+        user.addProperty("uid", request.userInfo().uid());
+        JsonArray groups = new JsonArray();
+        request.userInfo().groups().forEach(groups::add);
+        user.add("groups", groups);
+        JsonObject extra = new JsonObject();
+        request.userInfo().extra().forEach((key, values) -> {
+            JsonArray list = new JsonArray();
+            values.forEach(list::add);
+            extra.add(key, list);
+        });
+        user.add("extra", extra);
+        JsonObject body = new JsonObject();
+        body.addProperty("uid", request.uid());
+        body.add("resource", resource);
+        body.addProperty("subResource", request.subResource());
+        body.addProperty("operation", request.operation());
+        body.addProperty("namespace", request.namespace());
+        body.addProperty("name", request.name());
+        body.add("userInfo", user);
+        if (request.object() != null) {
+            body.add("object", request.object().deepCopy());
+        }
+        body.addProperty("dryRun", request.dryRun());
+        JsonObject review = new JsonObject();
+        review.addProperty("apiVersion", "admission.k8s.io/v1");
+        review.addProperty("kind", "AdmissionReview");
+        review.add("request", body);
+        try {
+            return AdmissionReviews.read(review.toString().getBytes(StandardCharsets.UTF_8), new String[1]);
+        } catch (InvalidReviewException e) {
+            throw new IllegalArgumentException(e);
+        }
+    }
+
+    /**
+     * {@code admission}, reviewing each request twice: as the webhook reads it ({@link #throughReader}), then as
+     * given; the two verdicts must be the same, so a rule that reads a field {@link ReviewShape} does not keep
+     * fails its own tests. Returns the second.
+     */
+    static Admission checkedThroughReader(Admission admission) {
+        return request -> {
+            Verdict read = admission.review(throughReader(request));
+            Verdict given = admission.review(request);
+            assertThat(read).as("the verdict on the request as the webhook reads it (ReviewShape)").isEqualTo(given);
+            return given;
+        };
     }
 
     /** The pod after the verdict's patch, applied by zjsonpatch (RFC 6902). */

@@ -7,6 +7,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -51,7 +52,7 @@ class AdmissionReviewsTest {
                 new Malformed("extra of the wrong type", VALID.replace("[\"agent-x\"]", "\"agent-x\""),
                         "request.userInfo.extra.authentication.kubernetes.io/pod-name: must be a list, got a string"),
                 new Malformed("deeply nested", "{\"a\":" + "[".repeat(5000) + "]".repeat(5000) + "}",
-                        "AdmissionReview: not JSON: "));
+                        "AdmissionReview: nested more than 64 levels deep at $.a[0][0]"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -76,18 +77,19 @@ class AdmissionReviewsTest {
     }
 
     @Test
-    void read_whatNoRuleReads_skipped_restOfThePodKept() throws Exception {
+    void read_whatNoRuleReads_skipped_whatTheyReadKept() throws Exception {
         String body = VALID.replace("\"object\":{\"kind\":\"Pod\"}", "\"oldObject\":{\"kind\":\"Pod\",\"spec\":{}},"
                 + "\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"},"
-                + "\"annotations\":{\"x\":\"y\"},\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}]},"
-                + "\"spec\":{\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"managedFields\"}]}]},"
-                + "\"status\":{}}");
+                + "\"annotations\":{\"x\":\"y\",\"satoken.io/projections\":\"- audience: a\"},"
+                + "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}]},"
+                + "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"env\":[{\"name\":\"managedFields\","
+                + "\"value\":\"v\"}]}]},\"status\":{}}");
 
         AdmissionRequest request = AdmissionReviews.read(body.getBytes(StandardCharsets.UTF_8), new String[1]);
 
         assertThat(request.object()).isEqualTo(JsonParser.parseString("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
-                + "\"labels\":{\"a\":\"b\"},\"annotations\":{\"x\":\"y\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-                + "\"env\":[{\"name\":\"managedFields\"}]}]},\"status\":{}}"));
+                + "\"annotations\":{\"satoken.io/projections\":\"- audience: a\"}},\"spec\":{\"containers\":[{"
+                + "\"name\":\"c\",\"env\":[{\"name\":\"managedFields\"}]}]}}"));
     }
 
     @Test
@@ -147,6 +149,18 @@ class AdmissionReviewsTest {
                 + "\"patch\":\"W10=\"}}");
         assertThat(written(Verdict.deny(422, "Invalid", "<bad> & \"worse\""))).isEqualTo(head + "\"allowed\":false,"
                 + "\"status\":{\"code\":422,\"reason\":\"Invalid\",\"message\":\"<bad> & \\\"worse\\\"\"}}}");
+    }
+
+    @Test
+    void write_warnings_onAnAllowedOrPatchedReview_asAListOfStrings() {
+        String head = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"u1\",";
+
+        assertThat(written(Verdict.allow().withWarnings(List.of("one \"quoted\"", "two"))))
+                .isEqualTo(head + "\"allowed\":true,\"warnings\":[\"one \\\"quoted\\\"\",\"two\"]}}");
+        assertThat(written(Verdict.patch("[]").withWarnings(List.of("w")))).isEqualTo(head + "\"allowed\":true,"
+                + "\"patchType\":\"JSONPatch\",\"patch\":\"W10=\",\"warnings\":[\"w\"]}}");
+        assertThat(Verdict.forbidden("no").withWarnings(List.of("w")).warnings()).as("a denial's message says it")
+                .isEmpty();
     }
 
     private static String written(Verdict verdict) {

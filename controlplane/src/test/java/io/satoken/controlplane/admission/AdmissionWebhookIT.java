@@ -83,8 +83,8 @@ class AdmissionWebhookIT {
         runtime = ControlplaneIT.runInBackground(new ControlplaneRuntime(new ControlplaneRuntime.Settings(
                 Set.of("serviceaccounts"), null, new byte[0], false, 2, new InetSocketAddress("127.0.0.1", 0), null,
                 new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
-                        ServingCertificate.load(pair.cert(), pair.key()), ServiceAccountAdmission.TokenVolume.PROJECTED,
-                        false, AGENT_NAMESPACE + "/" + AGENT, WebhookServer.Limits.defaults(),
+                        ServingCertificate.load(pair.cert(), pair.key()), false,
+                        AGENT_NAMESPACE + "/" + AGENT, WebhookServer.Limits.defaults(),
                         AdmissionWebhook.WEBHOOKS.keySet(), List.of(KubeApiServer.ISSUER))),
                 server.clientFor(server.adminToken()), watchClient));
         runtime.startServing();

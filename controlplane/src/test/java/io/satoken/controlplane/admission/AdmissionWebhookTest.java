@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubernetes.client.openapi.ApiClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import io.satoken.controlplane.controller.Informers;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
@@ -35,7 +34,7 @@ class AdmissionWebhookTest {
     AdmissionWebhook.Settings settings(Set<String> webhooks, String agent) throws Exception {
         pair = TestCertificates.write(dir.resolve("tls"), "webhook");
         return new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
-                ServingCertificate.load(pair.cert(), pair.key()), TokenVolume.PROJECTED, false, agent,
+                ServingCertificate.load(pair.cert(), pair.key()), false, agent,
                 WebhookServer.Limits.defaults(), webhooks, List.of("https://kubernetes.default.svc"));
     }
 
@@ -52,7 +51,7 @@ class AdmissionWebhookTest {
     @Test
     void oldSettings_serveEveryPath_soNeedTheAgentAccountToo() {
         assertThatThrownBy(() -> new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0), null,
-                TokenVolume.PROJECTED, false, null, WebhookServer.Limits.defaults()))
+                false, null, WebhookServer.Limits.defaults()))
                 .hasMessageContaining("--agent-service-account");
     }
 

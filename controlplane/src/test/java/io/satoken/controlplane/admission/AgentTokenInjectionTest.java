@@ -17,7 +17,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
-import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -45,7 +44,8 @@ class AgentTokenInjectionTest {
     }
 
     final AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts().cache(account("default"));
-    final PodMutation mutation = ServiceAccountAdmissionTest.mutation(accounts, TokenVolume.PROJECTED, false);
+    final Admission mutation = AdmissionFixtures.checkedThroughReader(
+            ServiceAccountAdmissionTest.mutation(accounts, false));
 
     @Test
     void annotatedPod_getsCsiVolume_andReadOnlyMountInInitAndRegularContainers() throws Exception {

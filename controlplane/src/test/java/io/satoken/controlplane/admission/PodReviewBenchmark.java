@@ -2,7 +2,6 @@ package io.satoken.controlplane.admission;
 
 import static io.satoken.controlplane.admission.AdmissionFixtures.account;
 
-import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import io.satoken.controlplane.bench.WebhookLoad;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +42,7 @@ public class PodReviewBenchmark {
         body = WebhookLoad.admissionReview("0f3c2a9e-5b1d-4e77-8a2c-6d4e1f9b7c30", "orders")
                 .getBytes(StandardCharsets.UTF_8);
         mutation = ServiceAccountAdmissionTest.mutation(
-                new AdmissionFixtures.Accounts().cache(account("default")), TokenVolume.PROJECTED, false);
+                new AdmissionFixtures.Accounts().cache(account("default")), false);
         try {
             verdict = mutation.review(AdmissionReviews.read(body, new String[1]));
         } catch (InvalidReviewException | InterruptedException e) {

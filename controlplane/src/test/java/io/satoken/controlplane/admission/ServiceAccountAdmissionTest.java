@@ -15,15 +15,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
-import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Spec section 5, one case per rule (AD-1..AD-11): an AdmissionReview's request in, the JSONPatch applied
+ * Spec section 5, one case per rule (AD-1..AD-10; AD-11, the v1.17 token Secret volume, is not offered): an AdmissionReview's request in, the JSONPatch applied
  * with zjsonpatch, and the resulting pod (or the denial) compared with the expected one. Every patched case
  * is admitted a second time on its own output, which must add nothing (AD-7a).
  */
@@ -59,7 +57,7 @@ class ServiceAccountAdmissionTest {
     }
 
     record Case(String rule, String name, AdmissionRequest request, Consumer<AdmissionFixtures.Accounts> accounts,
-            TokenVolume volume, boolean limitSecretReferences, Expect expect) {
+            boolean limitSecretReferences, Expect expect) {
         @Override
         public String toString() {
             return rule + " " + name;
@@ -68,7 +66,7 @@ class ServiceAccountAdmissionTest {
 
     static Case create(String rule, String name, JsonObject pod, Consumer<AdmissionFixtures.Accounts> accounts,
             Expect expect) {
-        return new Case(rule, name, podCreate(pod), accounts, TokenVolume.PROJECTED, false, expect);
+        return new Case(rule, name, podCreate(pod), accounts, false, expect);
     }
 
     static Consumer<AdmissionFixtures.Accounts> cached(V1ServiceAccount... accounts) {
@@ -83,15 +81,15 @@ class ServiceAccountAdmissionTest {
         return Stream.of(
                 // AD-1: scope
                 new Case("AD-1", "other resources are ignored", request("CREATE", "configmaps", "",
-                        json("{'kind':'ConfigMap','metadata':{'name':'p'}}")), DEFAULT, TokenVolume.PROJECTED, false,
+                        json("{'kind':'ConfigMap','metadata':{'name':'p'}}")), DEFAULT, false,
                         new Untouched()),
                 new Case("AD-1", "pod subresources other than ephemeralcontainers are ignored",
-                        request("CREATE", "pods", "binding", pod(ONE_CONTAINER)), DEFAULT, TokenVolume.PROJECTED,
+                        request("CREATE", "pods", "binding", pod(ONE_CONTAINER)), DEFAULT,
                         false, new Untouched()),
                 new Case("AD-1", "a request without an object is ignored", request("CREATE", "pods", "", null),
-                        DEFAULT, TokenVolume.PROJECTED, false, new Untouched()),
+                        DEFAULT, false, new Untouched()),
                 new Case("AD-1", "an object that is not a Pod is ignored", request("CREATE", "pods", "",
-                        json("{'kind':'Binding','metadata':{'name':'p'}}")), DEFAULT, TokenVolume.PROJECTED, false,
+                        json("{'kind':'Binding','metadata':{'name':'p'}}")), DEFAULT, false,
                         new Untouched()),
                 // AD-2
                 create("AD-2", "a mirror pod is not mutated", pod("{'kubernetes.io/config.mirror':'x'}", ONE_CONTAINER),
@@ -176,13 +174,12 @@ class ServiceAccountAdmissionTest {
                         cached(withPullSecrets(account("puller"), "a-registry")), new Untouched()),
                 // AD-8
                 new Case("AD-8", "an ephemeral container update without a ServiceAccount is Forbidden",
-                        request("UPDATE", "pods", "ephemeralcontainers", pod(ONE_CONTAINER)), DEFAULT,
-                        TokenVolume.PROJECTED, false,
+                        request("UPDATE", "pods", "ephemeralcontainers", pod(ONE_CONTAINER)), DEFAULT, false,
                         new Denied(403, "pods \"p\" is forbidden: no service account specified for pod ns/p")),
                 new Case("AD-8", "an ephemeral container update naming a missing ServiceAccount is Forbidden",
                         request("UPDATE", "pods", "ephemeralcontainers",
                                 pod("{'serviceAccountName':'gone','containers':[{'name':'app','image':'i'}]}")),
-                        DEFAULT, TokenVolume.PROJECTED, false,
+                        DEFAULT, false,
                         new Denied(403, "pods \"p\" is forbidden: error looking up service account ns/gone: "
                                 + "serviceaccount \"gone\" not found")),
                 new Case("AD-8", "an ephemeral container may not use a secret the enforcing ServiceAccount lacks",
@@ -190,7 +187,7 @@ class ServiceAccountAdmissionTest {
                                 pod("{'serviceAccountName':'strict','containers':[{'name':'app','image':'i'}],"
                                         + "'ephemeralContainers':[{'name':'debug','image':'i','env':[{'name':'K',"
                                         + "'valueFrom':{'secretKeyRef':{'name':'db','key':'k'}}}]}]}")),
-                        cached(enforcing(account("strict"), "true")), TokenVolume.PROJECTED, false,
+                        cached(enforcing(account("strict"), "true")), false,
                         new Denied(403, "pods \"p\" is forbidden: ephemeral container debug with envVar K referencing "
                                 + "secret.secretName=\"db\" is not allowed because service account strict does not "
                                 + "reference that secret")),
@@ -200,11 +197,10 @@ class ServiceAccountAdmissionTest {
                                         + "'containers':[{'name':'app','image':'i'}],'volumes':[{'name':'s',"
                                         + "'secret':{'secretName':'other'}}],'ephemeralContainers':[{'name':'debug',"
                                         + "'image':'i'}]}")),
-                        cached(enforcing(account("strict"), "true")), TokenVolume.PROJECTED, false, new Untouched()),
+                        cached(enforcing(account("strict"), "true")), false, new Untouched()),
                 // AD-9
                 new Case("AD-9", "updates are allowed unchanged", request("UPDATE", "pods", "",
-                        pod("{'serviceAccountName':'gone','containers':[{'name':'app','image':'i'}]}")), DEFAULT,
-                        TokenVolume.PROJECTED, false, new Untouched()),
+                        pod("{'serviceAccountName':'gone','containers':[{'name':'app','image':'i'}]}")), DEFAULT, false, new Untouched()),
                 create("AD-9", "a mirror pod may not name a ServiceAccount",
                         pod("{'kubernetes.io/config.mirror':'x'}", "{'serviceAccountName':'default',"
                                 + "'containers':[{'name':'app','image':'i'}]}"), DEFAULT,
@@ -281,28 +277,9 @@ class ServiceAccountAdmissionTest {
                 new Case("AD-10", "--admission-limit-secret-references enforces for every ServiceAccount",
                         podCreate(pod("{'serviceAccountName':'default','automountServiceAccountToken':false,"
                                 + "'containers':[{'name':'app','image':'i'}],'volumes':[{'name':'v','secret':"
-                                + "{'secretName':'other'}}]}")), DEFAULT, TokenVolume.PROJECTED, true,
+                                + "{'secretName':'other'}}]}")), DEFAULT, true,
                         new Denied(403, "pods \"p\" is forbidden: volume with secret.secretName=\"other\" is not "
-                                + "allowed because service account default does not reference that secret")),
-                // AD-11
-                new Case("AD-11", "secret mode mounts the first referenced token Secret, named after it",
-                        podCreate(pod(ONE_CONTAINER)), cached(withSecrets(account("default"), "not-a-token",
-                                "default-token-abcde")), TokenVolume.SECRET, false,
-                        new Spec("{'containers':[{'name':'app','image':'i','volumeMounts':["
-                                + mount("default-token-abcde") + "]}],'serviceAccountName':'default','volumes':["
-                                + "{'name':'default-token-abcde','secret':{'secretName':'default-token-abcde'}}]}")),
-                new Case("AD-11", "secret mode renames the volume when its name is taken",
-                        podCreate(pod("{'containers':[{'name':'app','image':'i'}],'volumes':[{'name':"
-                                + "'default-token-abcde','emptyDir':{}}]}")),
-                        cached(withSecrets(account("default"), "default-token-abcde")), TokenVolume.SECRET, false,
-                        new Spec("{'containers':[{'name':'app','image':'i','volumeMounts':["
-                                + mount("default-token-abcde-bcdfg") + "]}],'serviceAccountName':'default','volumes':["
-                                + "{'name':'default-token-abcde','emptyDir':{}},{'name':'default-token-abcde-bcdfg',"
-                                + "'secret':{'secretName':'default-token-abcde'}}]}")),
-                new Case("AD-11", "secret mode without a token yet is a ServerTimeout to retry",
-                        podCreate(pod(ONE_CONTAINER)), DEFAULT, TokenVolume.SECRET, false,
-                        new Denied(500, "No API token found for service account \"default\", retry after the token "
-                                + "is automatically created and added to the service account")));
+                                + "allowed because service account default does not reference that secret")));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -310,7 +287,7 @@ class ServiceAccountAdmissionTest {
     void rules(Case c) throws Exception {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         c.accounts().accept(accounts);
-        PodMutation mutation = mutation(accounts, c.volume(), c.limitSecretReferences());
+        Admission mutation = AdmissionFixtures.checkedThroughReader(mutation(accounts, c.limitSecretReferences()));
 
         JsonObject original = c.request().object() == null ? null : c.request().object().deepCopy();
         Verdict verdict = mutation.review(c.request());
@@ -334,10 +311,8 @@ class ServiceAccountAdmissionTest {
         }
     }
 
-    static PodMutation mutation(AdmissionFixtures.Accounts accounts, TokenVolume volume, boolean limit) {
-        ServiceAccountAdmission.TokenSecrets tokens = account -> account.getSecrets() == null ? Optional.empty()
-                : account.getSecrets().stream().map(ref -> ref.getName()).filter(n -> n.contains("-token-")).findFirst();
-        return new PodMutation(new ServiceAccountAdmission(accounts.lookup(), volume, tokens, limit, () -> "bcdfg"),
+    static PodMutation mutation(AdmissionFixtures.Accounts accounts, boolean limit) {
+        return new PodMutation(new ServiceAccountAdmission(accounts.lookup(), limit, () -> "bcdfg"),
                 new AgentTokenInjection());
     }
 }

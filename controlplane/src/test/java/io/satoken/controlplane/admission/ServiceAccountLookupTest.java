@@ -5,8 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -156,6 +163,145 @@ class ServiceAccountLookupTest {
         assertThat(lookup.get("ns", "default").getMetadata().getName()).isEqualTo("default");
         assertThat(lookup.get("ns", "default").getMetadata().getName()).isEqualTo("default");
         assertThat(gets[0]).isEqualTo(4);
+    }
+
+    @Test
+    void freshMissingNamespacesFlood_holdsAtMostFourLookups_theOthersAnsweredAtOnce() throws Exception {
+        try (Flood flood = new Flood()) {
+            List<Future<String>> lookups = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                lookups.add(flood.lookup("forged-" + i, "default"));
+            }
+
+            List<String> atOnce = flood.answeredWhileRetriesWait(lookups, 12);
+
+            assertThat(flood.waiting()).isEqualTo(ServiceAccountLookup.RETRYING);
+            assertThat(atOnce).hasSize(12).allSatisfy(message -> assertThat(message).isEqualTo(
+                    "serviceaccount \"default\" not found (not retried: 4 lookups of missing ServiceAccounts, or 2 in "
+                            + "namespace " + message.replaceAll(".*in namespace (\\S+),.*", "$1")
+                            + ", are retrying already)"));
+            flood.release();
+            assertThat(flood.messages(lookups)).filteredOn("serviceaccount \"default\" not found"::equals).hasSize(4);
+        }
+    }
+
+    @Test
+    void burstInOneNewNamespace_retriesTwo_leavingRetriesForOtherNamespaces() throws Exception {
+        try (Flood flood = new Flood()) {
+            List<Future<String>> burst = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                burst.add(flood.lookup("new", "default"));
+            }
+            assertThat(flood.answeredWhileRetriesWait(burst, 3)).hasSize(3)
+                    .allSatisfy(message -> assertThat(message).contains("not retried"));
+            assertThat(flood.waiting()).isEqualTo(ServiceAccountLookup.RETRYING_PER_NAMESPACE);
+
+            Future<String> other = flood.lookup("other", "default");
+            flood.awaitWaiting(ServiceAccountLookup.RETRYING_PER_NAMESPACE + 1);
+            flood.live.put("other", account("default"));
+            flood.release();
+
+            assertThat(other.get(10, TimeUnit.SECONDS)).isEqualTo("found default");
+        }
+    }
+
+    @Test
+    void missingAccountOtherThanDefault_isNotRetried_soNeverLimited() throws Exception {
+        try (Flood flood = new Flood()) {
+            List<Future<String>> lookups = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                lookups.add(flood.lookup("ns-" + i, "app"));
+            }
+
+            assertThat(flood.answeredWhileRetriesWait(lookups, 16)).containsOnly("serviceaccount \"app\" not found");
+        }
+    }
+
+    /**
+     * Lookups on their own threads, as reviews on the webhook's workers, of accounts missing unless put in
+     * {@link #live} (by namespace); a retry's pause waits until {@link #release}, so a retrying lookup holds its
+     * thread as it would hold a worker.
+     */
+    static final class Flood implements AutoCloseable {
+        final java.util.Map<String, io.kubernetes.client.openapi.models.V1ServiceAccount> live =
+                new java.util.concurrent.ConcurrentHashMap<>();
+        final CountDownLatch gate = new CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicInteger paused = new java.util.concurrent.atomic.AtomicInteger();
+        final ExecutorService workers = Executors.newFixedThreadPool(32);
+        final ServiceAccountLookup lookup = new ServiceAccountLookup((ns, name) -> Optional.empty(), (ns, name) -> {
+            var account = live.get(ns);
+            if (account == null) {
+                throw new io.kubernetes.client.openapi.ApiException(404, "not found");
+            }
+            return account;
+        }, pause -> {
+            paused.incrementAndGet();
+            try {
+                gate.await();
+            } finally {
+                paused.decrementAndGet();
+            }
+        }, () -> 0, () -> 0L);
+
+        Future<String> lookup(String namespace, String name) {
+            return workers.submit(() -> {
+                try {
+                    return "found " + lookup.get(namespace, name).getMetadata().getName();
+                } catch (ServiceAccountLookup.LookupException e) {
+                    return e.getMessage();
+                }
+            });
+        }
+
+        /**
+         * The messages of the lookups answered while the retrying ones wait: {@code count} of them, within 10 s
+         * (the lookups that retry wait until {@link #release}, for ever on code that retries every lookup).
+         */
+        List<String> answeredWhileRetriesWait(List<Future<String>> lookups, int count) throws Exception {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (lookups.stream().filter(Future::isDone).count() < count && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            awaitWaiting(lookups.size() - count);
+            List<String> messages = new ArrayList<>();
+            for (Future<String> f : lookups) {
+                if (f.isDone()) {
+                    messages.add(f.get());
+                }
+            }
+            assertThat(messages).as("lookups answered while %d retry", waiting()).hasSize(count);
+            return messages;
+        }
+
+        void awaitWaiting(int n) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (paused.get() < n && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertThat(paused.get()).isEqualTo(n);
+        }
+
+        int waiting() {
+            return paused.get();
+        }
+
+        void release() {
+            gate.countDown();
+        }
+
+        List<String> messages(List<Future<String>> lookups) throws Exception {
+            List<String> messages = new ArrayList<>();
+            for (Future<String> f : lookups) {
+                messages.add(f.get(10, TimeUnit.SECONDS));
+            }
+            return messages;
+        }
+
+        @Override
+        public void close() {
+            gate.countDown();
+            workers.shutdownNow();
+        }
     }
 
     private static String lookupName(ServiceAccountLookup lookup, String name) throws Exception {

@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.satoken.controlplane.admission.ServiceAccountAdmission.TokenVolume;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -94,7 +93,7 @@ class WebhookServerTest {
             server.close();
         }
         PodMutation pods = ServiceAccountAdmissionTest.mutation(
-                new AdmissionFixtures.Accounts().cache(account("default")), TokenVolume.PROJECTED, false);
+                new AdmissionFixtures.Accounts().cache(account("default")), false);
         Admission stuck = request -> {
             release.await();
             return Verdict.allow();
@@ -106,10 +105,19 @@ class WebhookServerTest {
 
     static final long MIB = 1024 * 1024;
 
-    /** 1 MiB bodies, reviews decided within 300 ms, 2 workers and 4 queued. */
+    /**
+     * 1 MiB bodies, reviews decided within 300 ms, 2 workers and 4 queued; one client may hold all of the body
+     * budget, and no body pace: only the request deadline bounds a slow body.
+     */
     private static WebhookServer.Limits limits(Duration requestTimeout, long bodyBudget) {
+        return limits(requestTimeout, bodyBudget, bodyBudget, 0, Duration.ZERO);
+    }
+
+    /** As {@link #limits(Duration, long)}, with a client's share of the budget and a body pace (0: none). */
+    private static WebhookServer.Limits limits(Duration requestTimeout, long bodyBudget, long clientShare,
+            long minBodyBytesPerSecond, Duration bodyGrace) {
         return new WebhookServer.Limits((int) MIB, requestTimeout, Duration.ofMillis(300), Duration.ofSeconds(30), 2, 4,
-                bodyBudget);
+                bodyBudget, clientShare, minBodyBytesPerSecond, bodyGrace);
     }
 
     @Test
@@ -235,6 +243,100 @@ class WebhookServerTest {
         assertThat(new String(slow.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).startsWith("HTTP/1.1 408");
         awaitHeld(0);
         assertThat(post("/mutate/pods", new String(large, StandardCharsets.UTF_8)).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void slowSenders_fromOneClient_holdOnlyItsShare_reviewsFromOtherClientsAnswered() throws Exception {
+        byte[] large = largeReview();
+        // five large bodies fill the budget; one client may hold a quarter of it, one large body
+        serve(certificate, limits(Duration.ofSeconds(30), 5L * large.length, 5L * large.length / 4, 0, Duration.ZERO));
+        List<String> refused = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            SSLSocket socket = open("127.0.0.2", null);
+            send(socket, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + large.length + "\r\n\r\n{");
+            if (i == 0) {
+                awaitHeld(large.length);
+            } else {
+                refused.add(readResponse(socket));
+            }
+        }
+
+        HttpResponse<String> review = post("/mutate/pods", String.format(REVIEW, pod(3)));
+
+        assertThat(review.statusCode()).isEqualTo(200);
+        assertThat(responseOf(review).get("allowed").getAsBoolean()).isTrue();
+        assertThat(refused).hasSize(4).allSatisfy(answer -> assertThat(answer).startsWith("HTTP/1.1 503")
+                .contains("request bodies from address 127.0.0.2 fill its share of the webhook's budget, "
+                        + 5L * large.length / 4 + " bytes (" + large.length + " held)"));
+    }
+
+    @Test
+    void slowSenders_withACertificateEach_shareByCertificateNotAddress() throws Exception {
+        TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "webhook-clients");
+        TestCertificates.Pair attacker = TestCertificates.client(dir.resolve("attacker"), "system:node:node-a", ca);
+        TestCertificates.Pair apiserver = TestCertificates.client(dir.resolve("apiserver"), "kube-apiserver", ca);
+        byte[] large = largeReview();
+        long share = large.length + MIB / 4; // one large body and what its parse keeps
+        serve(ServingCertificate.load(pair.cert(), pair.key(), ca.cert()),
+                limits(Duration.ofSeconds(30), 3 * share, share, 0, Duration.ZERO));
+        SSLSocket holding = open("127.0.0.1", attacker);
+        send(holding, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + large.length + "\r\n\r\n{");
+        awaitHeld(large.length);
+        SSLSocket second = open("127.0.0.1", attacker);
+        send(second, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + large.length + "\r\n\r\n{");
+
+        assertThat(readResponse(second)).startsWith("HTTP/1.1 503")
+                .contains("request bodies from certificate CN=system:node:node-a fill its share");
+        HttpResponse<String> review = post(client(apiserver), "/mutate/pods", new String(large, StandardCharsets.UTF_8));
+        assertThat(review.statusCode()).isEqualTo(200);
+        assertThat(responseOf(review).get("allowed").getAsBoolean()).isTrue();
+    }
+
+    @Test
+    void slowBody_behindItsPace_cutWith408_itsClaimGivenBack_longBeforeTheRequestDeadline() throws Exception {
+        byte[] large = largeReview();
+        serve(certificate, limits(Duration.ofSeconds(60), 4 * MIB, 4 * MIB, 64 * 1024, Duration.ofMillis(200)));
+        SSLSocket slow = open();
+        slow.setSoTimeout(15_000); // a quarter of the request deadline: the 408 must not wait for it
+        send(slow, "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + large.length + "\r\n\r\n{\"apiVersion\":");
+
+        String answer = new String(slow.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+        assertThat(answer).startsWith("HTTP/1.1 408").contains("the request body arrived too slowly: 14 of "
+                + large.length + " bytes in ").contains("after its first 200ms a body must arrive at 65536 bytes/s");
+        awaitHeld(0);
+        assertThat(registry.get("satoken_webhook_requests_total").tag("path", "other").tag("result", "timeout")
+                .counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void body_sentAtOnce_keepsItsPace_andIsReviewed() throws Exception {
+        serve(certificate, limits(Duration.ofSeconds(30), 4 * MIB, 2 * MIB, 64 * 1024, Duration.ofMillis(100)));
+
+        HttpResponse<String> review = post("/mutate/pods", new String(largeReview(), StandardCharsets.UTF_8));
+
+        assertThat(review.statusCode()).isEqualTo(200);
+        assertThat(responseOf(review).get("allowed").getAsBoolean()).isTrue();
+        awaitHeld(0);
+    }
+
+    @Test
+    void parse_keepsMoreThanTheClientsShareAllows_answered503_notHeld() throws Exception {
+        byte[] containers = ReviewMemory.containers(1000); // 28 KB that keep about 290 KB once read
+        serve(certificate, limits(Duration.ofSeconds(30), 4 * MIB, 128 * 1024, 0, Duration.ZERO));
+
+        HttpResponse<String> review = post("/mutate/pods", new String(containers, StandardCharsets.UTF_8));
+
+        assertThat(review.statusCode()).isEqualTo(200);
+        assertThat(responseOf(review).get("allowed").getAsBoolean()).isFalse();
+        assertThat(responseOf(review).getAsJsonObject("status").get("code").getAsInt()).isEqualTo(503);
+        assertThat(responseOf(review).getAsJsonObject("status").get("message").getAsString())
+                .startsWith("the webhook's memory budget for reviews is full");
+        awaitHeld(0);
     }
 
     @Test
@@ -456,6 +558,19 @@ class WebhookServerTest {
         return socket;
     }
 
+    /**
+     * A connection from {@code localAddress} (any of 127.0.0.0/8 on Linux: one client per address), presenting
+     * {@code certificate} when it is not null.
+     */
+    private SSLSocket open(String localAddress, TestCertificates.Pair certificate) throws Exception {
+        SSLSocket socket = (SSLSocket) trusting(certificate == null ? null : keys(certificate)).getSocketFactory()
+                .createSocket(java.net.InetAddress.getByName("127.0.0.1"), server.address().getPort(),
+                        java.net.InetAddress.getByName(localAddress), 0);
+        sockets.add(socket);
+        socket.setSoTimeout(20_000);
+        return socket;
+    }
+
     private static void send(SSLSocket socket, String text) throws IOException {
         OutputStream out = socket.getOutputStream();
         out.write(text.getBytes(StandardCharsets.US_ASCII));
@@ -501,56 +616,58 @@ class WebhookServerTest {
         return HttpClient.newBuilder().sslContext(trusting()).version(HttpClient.Version.HTTP_1_1).build();
     }
 
-    /**
-     * A client presenting {@code certificate} whatever CAs the server names (the JDK's own key manager would
-     * quietly send none when the issuer is not among them), or no certificate when it is null.
-     */
+    /** A client presenting {@code certificate} ({@link #keys}), or no certificate when it is null. */
     private HttpClient client(TestCertificates.Pair certificate) throws Exception {
-        KeyManager[] keys = null;
-        if (certificate != null) {
-            PrivateKey key;
-            try (PEMParser parser = new PEMParser(Files.newBufferedReader(certificate.key()))) {
-                key = new JcaPEMKeyConverter().getPrivateKey((PrivateKeyInfo) parser.readObject());
-            }
-            X509Certificate[] chain = {certificate.certificate()};
-            keys = new KeyManager[] {new X509ExtendedKeyManager() {
-                @Override
-                public String chooseEngineClientAlias(String[] types, Principal[] issuers, SSLEngine engine) {
-                    return "client";
-                }
-
-                @Override
-                public String chooseClientAlias(String[] types, Principal[] issuers, Socket socket) {
-                    return "client";
-                }
-
-                @Override
-                public X509Certificate[] getCertificateChain(String alias) {
-                    return chain;
-                }
-
-                @Override
-                public PrivateKey getPrivateKey(String alias) {
-                    return key;
-                }
-
-                @Override
-                public String[] getClientAliases(String type, Principal[] issuers) {
-                    return new String[] {"client"};
-                }
-
-                @Override
-                public String[] getServerAliases(String type, Principal[] issuers) {
-                    return null;
-                }
-
-                @Override
-                public String chooseServerAlias(String type, Principal[] issuers, Socket socket) {
-                    return null;
-                }
-            }};
-        }
+        KeyManager[] keys = certificate == null ? null : keys(certificate);
         return HttpClient.newBuilder().sslContext(trusting(keys)).version(HttpClient.Version.HTTP_1_1).build();
+    }
+
+    /**
+     * Keys presenting {@code certificate} whatever CAs the server names (the JDK's own key manager would quietly send
+     * none when the issuer is not among them).
+     */
+    private static KeyManager[] keys(TestCertificates.Pair certificate) throws Exception {
+        PrivateKey key;
+        try (PEMParser parser = new PEMParser(Files.newBufferedReader(certificate.key()))) {
+            key = new JcaPEMKeyConverter().getPrivateKey((PrivateKeyInfo) parser.readObject());
+        }
+        X509Certificate[] chain = {certificate.certificate()};
+        return new KeyManager[] {new X509ExtendedKeyManager() {
+            @Override
+            public String chooseEngineClientAlias(String[] types, Principal[] issuers, SSLEngine engine) {
+                return "client";
+            }
+
+            @Override
+            public String chooseClientAlias(String[] types, Principal[] issuers, Socket socket) {
+                return "client";
+            }
+
+            @Override
+            public X509Certificate[] getCertificateChain(String alias) {
+                return chain;
+            }
+
+            @Override
+            public PrivateKey getPrivateKey(String alias) {
+                return key;
+            }
+
+            @Override
+            public String[] getClientAliases(String type, Principal[] issuers) {
+                return new String[] {"client"};
+            }
+
+            @Override
+            public String[] getServerAliases(String type, Principal[] issuers) {
+                return null;
+            }
+
+            @Override
+            public String chooseServerAlias(String type, Principal[] issuers, Socket socket) {
+                return null;
+            }
+        }};
     }
 
     private SSLSocket socket(String protocol) throws Exception {

@@ -46,7 +46,7 @@ class RunCommandTest {
         String rsaKey = keys.resolve("rsa-pkcs8.pem").toString();
         String caFile = keys.resolve("certificate.pem").toString();
         return Stream.of(
-                new Case("tokens without a key", List.of("--root-ca-file", caFile),
+                new Case("tokens named without a key", List.of("--controllers=*,tokens", "--root-ca-file", caFile),
                         "the tokens controller needs --service-account-private-key-file"),
                 new Case("missing key file", List.of("--service-account-private-key-file", "/nonexistent/key.pem",
                         "--root-ca-file", caFile), "--service-account-private-key-file /nonexistent/key.pem: not found"),
@@ -93,7 +93,13 @@ class RunCommandTest {
                         "--webhook-address: expected HOST:PORT, got \"9443\""),
                 new Case("unknown token volume", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
                         "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--admission-token-volume=hostpath"),
-                        "--admission-token-volume: expected projected or secret, got \"hostpath\""),
+                        "--admission-token-volume: expected projected, got \"hostpath\""),
+                // the token Secret volume needed list and watch of every Secret: the webhook no longer offers it
+                new Case("token Secret volume", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                        "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--admission-token-volume=secret",
+                        "--agent-service-account=satoken-system/satoken-agent"),
+                        "--admission-token-volume: secret is not supported: it would have the webhook list and watch"
+                                + " every Secret in the cluster; use projected (the default), which reads none"),
                 new Case("agent account without a namespace", List.of("--controllers=-*",
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
                         "--agent-service-account=satoken-agent"),

@@ -38,14 +38,23 @@ class ValidateCommandTest {
 
     @Test
     void everythingValid_exits0WithOneLine() {
-        Result r = run("validate", "--service-account-private-key-file", rsaKey.toString(), "--root-ca-file",
-                caFile.toString(), "--webhook-address=127.0.0.1:9443", "--tls-cert-file", serving.cert().toString(),
+        Result r = run("validate", "--controllers=*,tokens", "--service-account-private-key-file", rsaKey.toString(),
+                "--root-ca-file", caFile.toString(), "--webhook-address=127.0.0.1:9443", "--tls-cert-file", serving.cert().toString(),
                 "--tls-private-key-file", serving.key().toString(),
                 "--agent-service-account=satoken-system/satoken-agent");
         assertThat(r.err()).isEmpty();
         assertThat(r.exit()).isZero();
         assertThat(r.out()).isEqualTo("OK: controllers tokens,serviceaccounts,root-ca,aggregation; webhook on "
                 + "127.0.0.1:9443 (pods,serviceaccount-token); leader election on\n");
+    }
+
+    @Test
+    void defaultControllers_leaveTheTokensControllerOut_andNeedNoSigningKey() {
+        Result r = run("validate", "--root-ca-file", caFile.toString());
+        assertThat(r.err()).isEmpty();
+        assertThat(r.exit()).isZero();
+        assertThat(r.out()).isEqualTo("OK: controllers serviceaccounts,root-ca,aggregation; webhook off; "
+                + "leader election on\n");
     }
 
     @Test
@@ -97,12 +106,12 @@ class ValidateCommandTest {
             assertThat(r.exit()).isEqualTo(2);
             assertThat(r.err().lines()).as(command).containsExactly(
                     "satoken-controlplane " + command + ": --controllers: unknown controller \"bogus\" (known: tokens, serviceaccounts, root-ca, "
-                            + "aggregation, * for all, -name to disable one)",
+                            + "aggregation, * for all on by default, -name to disable one; tokens only when named)",
                     "satoken-controlplane " + command + ": --metrics-address: expected HOST:PORT, got \"9090\"",
                     "satoken-controlplane " + command + ": --concurrent-syncs must be at least 1, got 0",
                     "satoken-controlplane " + command + ": leader election needs lease duration > renew deadline > "
                             + "retry period, got 5s > 10s > 2s",
-                    "satoken-controlplane " + command + ": --admission-token-volume: expected projected or secret, "
+                    "satoken-controlplane " + command + ": --admission-token-volume: expected projected, "
                             + "got \"hostpath\"",
                     "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are pods, "
                             + "serviceaccount-token");

@@ -5,17 +5,29 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
-/** {@code --controllers} as kube-controller-manager reads it: {@code *}, names, {@code -name}. */
+/**
+ * {@code --controllers} as kube-controller-manager reads it: {@code *} (the controllers on by default), names,
+ * {@code -name}; {@code tokens}, the one that needs the signing key, only when named.
+ */
 class ControllerSelectionTest {
 
     @Test
-    void star_enablesAll_inStartOrder() {
-        assertThat(ControllerSelection.parse("*")).containsExactly("tokens", "serviceaccounts", "root-ca", "aggregation");
+    void star_enablesEveryControllerOnByDefault_inStartOrder_butNotTokens() {
+        assertThat(ControllerSelection.parse("*")).containsExactly("serviceaccounts", "root-ca", "aggregation");
     }
 
     @Test
-    void minusName_disablesOneEvenWithStar() {
-        assertThat(ControllerSelection.parse("-tokens,*")).containsExactly("serviceaccounts", "root-ca", "aggregation");
+    void tokens_runsOnlyWhenNamed() {
+        assertThat(ControllerSelection.parse("*,tokens")).containsExactly("tokens", "serviceaccounts", "root-ca",
+                "aggregation");
+        assertThat(ControllerSelection.parse("tokens")).containsExactly("tokens");
+    }
+
+    @Test
+    void minusName_disablesOneEvenWithStarOrItsName() {
+        assertThat(ControllerSelection.parse("-root-ca,*")).containsExactly("serviceaccounts", "aggregation");
+        assertThat(ControllerSelection.parse("tokens,-tokens,*")).containsExactly("serviceaccounts", "root-ca",
+                "aggregation");
     }
 
     @Test
@@ -26,6 +38,7 @@ class ControllerSelectionTest {
     @Test
     void minusStar_disablesEverything() {
         assertThat(ControllerSelection.parse("-*")).isEmpty();
+        assertThat(ControllerSelection.parse("-*,tokens")).isEmpty();
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.apis.AuthorizationV1Api;
 import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.NetworkingV1Api;
 import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
 import io.kubernetes.client.openapi.models.AdmissionregistrationV1ServiceReference;
 import io.kubernetes.client.openapi.models.V1AggregationRule;
@@ -24,6 +25,7 @@ import io.kubernetes.client.openapi.models.V1LabelSelectorRequirement;
 import io.kubernetes.client.openapi.models.V1MatchCondition;
 import io.kubernetes.client.openapi.models.V1MutatingWebhook;
 import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
+import io.kubernetes.client.openapi.models.V1NetworkPolicy;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
@@ -66,10 +68,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code controlplane/deploy/} against a real API server. Two Deployments with two identities: the
- * controllers (with the signing key, on control-plane nodes only) and the admission webhook (no key, reads
- * only). The RBAC each is given is enough for its code (the controllers run as their ServiceAccount, with
- * leader election and v1.17 auto-create so every verb is used; {@link DeployedWebhookIT} runs the webhook
- * as its own) and, checked by SubjectAccessReview, no more than that code calls. The Deployments, their pods
+ * controllers (on control-plane nodes only; the signing key only with the opt-in Component legacy-tokens/) and
+ * the admission webhook (no key, reads only). The RBAC each is given is enough for its code (the controllers
+ * run as their ServiceAccount, with leader election and v1.17 auto-create so every verb is used;
+ * {@link DeployedWebhookIT} runs the webhook as its own) and, checked by SubjectAccessReview, no more than that code calls. The Deployments, their pods
  * (under the restricted Pod Security level), the webhook's Service and the two webhook configurations pass
  * server-side validation; the files agree with each other and with the code on names, ports and paths; the
  * token webhook skips no namespace; and the agent's consumer example meets the restricted level.
@@ -83,13 +85,20 @@ class DeployManifestsIT {
     static final String WEBHOOK_NS = "satoken-webhook";
     static final String CONTROLLERS = "system:serviceaccount:" + NS + ":satoken-controlplane";
     static final String WEBHOOK = "system:serviceaccount:" + WEBHOOK_NS + ":satoken-webhook";
-    static final String SIGNING_KEY_SECRET = "satoken-controlplane-signing-key";
+    static final Path LEGACY_TOKENS = DEPLOY.resolve(DeployedManifests.LEGACY_TOKENS);
 
+    /**
+     * Every controller, the opt-in tokens controller too (the base and the Component legacy-tokens/ together:
+     * their RBAC, and the args the Component leaves), with leader election and v1.17 auto-create, so that every
+     * verb the manifests grant is used.
+     */
     @Test
     void controllersRunWithExactlyTheManifestsPermissions(KubeApiServer server) throws Exception {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
         Manifests.apply(server, DEPLOY.resolve("10-rbac.yaml"));
+        Manifests.apply(server, LEGACY_TOKENS.resolve("rbac.yaml"));
         V1Deployment controllers = controllersDeployment();
+        List<String> args = DeployedManifests.withLegacyTokens(DEPLOY, controllers);
         String token = server.serviceAccountToken(NS,
                 controllers.getSpec().getTemplate().getSpec().getServiceAccountName());
         ApiClient client = server.clientFor(token);
@@ -99,7 +108,7 @@ class DeployManifestsIT {
                 "satoken-controlplane", "deploy-it", Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
         CoreV1Api admin = new CoreV1Api(server.adminClient());
         try (ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(
-                ControllerSelection.parse(arg(controllers, "--controllers").orElseThrow()),
+                ControllerSelection.parse(arg(args, "--controllers").orElseThrow()),
                 ServiceAccountSigner.load(server.serviceAccountSigningKey()),
                 RootCaBundle.load(server.servingCertificate()), true, 2, new InetSocketAddress("127.0.0.1", 0), election,
                 null),
@@ -158,11 +167,16 @@ class DeployManifestsIT {
         assertThat(dryRun.getSpec().getReplicas()).isEqualTo(2);
         V1PodSpec pod = dryRun.getSpec().getTemplate().getSpec();
         assertThat(pod.getContainers().get(0).getArgs())
-                .contains("--controllers=*", "--leader-elect=true",
-                        "--service-account-private-key-file=/etc/satoken/signing-key/sa.key")
+                .contains("--controllers=*", "--leader-elect=true")
                 .noneMatch(a -> a.startsWith("--webhook-address") || a.startsWith("--tls-")
-                        || a.startsWith("--agent-service-account"));
-        // finding 3: the signing key and the token that reads every Secret stay off workers' nodes
+                        || a.startsWith("--agent-service-account") || a.startsWith("--service-account-private-key-file"));
+        // the tokens controller is off unless named, and with it the signing key: no volume holds one
+        assertThat(ControllerSelection.parse(arg(dryRun, "--controllers").orElseThrow())).doesNotContain("tokens");
+        assertThat(pod.getVolumes()).allSatisfy(v -> {
+            assertThat(v.getSecret()).as(v.getName()).isNull();
+            assertThat(v.getHostPath()).as(v.getName()).isNull();
+        });
+        // the token that escalates ClusterRoles stays off workers' nodes
         assertThat(pod.getNodeSelector()).containsExactly(Map.entry("node-role.kubernetes.io/control-plane", ""));
         assertThat(pod.getTolerations()).extracting(V1Toleration::getKey, V1Toleration::getOperator,
                 V1Toleration::getEffect).contains(org.assertj.core.groups.Tuple.tuple(
@@ -195,6 +209,39 @@ class DeployManifestsIT {
         assertThat(pod.getVolumes()).filteredOn(v -> v.getProjected() != null)
                 .flatExtracting(v -> v.getProjected().getSources())
                 .noneMatch(s -> s.getSecret() != null);
+        // only the API server may call it: its client certificate's CA, from a ConfigMap
+        assertThat(args).contains("--client-ca-file=/etc/satoken/client-ca/ca.crt");
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getConfigMap() != null)
+                .extracting(v -> v.getConfigMap().getName()).containsExactly("satoken-webhook-client-ca");
+    }
+
+    /**
+     * The NetworkPolicy is admitted, selects the webhook's pods, and names ports the webhook's container has: the
+     * webhook port from its ipBlock only, the metrics port from anywhere.
+     */
+    @Test
+    void webhookNetworkPolicy_passesServerSideValidation_andAdmitsTheWebhookPortFromItsIpBlockOnly(
+            KubeApiServer server) throws Exception {
+        Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
+        V1NetworkPolicy file = (V1NetworkPolicy) Yaml.loadAll(DEPLOY.resolve("50-webhook-network-policy.yaml").toFile())
+                .get(0);
+
+        // read as JSON: API servers before 1.27 answer a status the client's model no longer has
+        ApiClient client = server.adminClient();
+        com.google.gson.JsonObject spec = client.<com.google.gson.JsonObject>execute(new NetworkingV1Api(client)
+                .createNamespacedNetworkPolicy(file.getMetadata().getNamespace(), file).dryRun("All").buildCall(null),
+                com.google.gson.JsonObject.class).getData().getAsJsonObject("spec");
+
+        V1PodTemplateSpec template = webhookDeployment().getSpec().getTemplate();
+        assertThat(template.getMetadata().getLabels()).containsAllEntriesOf(Map.of("app.kubernetes.io/name",
+                spec.getAsJsonObject("podSelector").getAsJsonObject("matchLabels").get("app.kubernetes.io/name")
+                        .getAsString()));
+        assertThat(spec.get("policyTypes").toString()).isEqualTo("[\"Ingress\"]");
+        assertThat(spec.get("ingress").toString()).isEqualTo("[{\"ports\":[{\"protocol\":\"TCP\",\"port\":\"webhook\"}],"
+                + "\"from\":[{\"ipBlock\":{\"cidr\":\"192.0.2.0/24\"}}]},"
+                + "{\"ports\":[{\"protocol\":\"TCP\",\"port\":\"metrics\"}]}]");
+        assertThat(template.getSpec().getContainers().get(0).getPorts()).extracting(V1ContainerPort::getName)
+                .contains("webhook", "metrics");
     }
 
     /** A Deployment is only warned about; a pod is what Pod Security admission refuses. */
@@ -213,7 +260,7 @@ class DeployManifestsIT {
 
         V1Pod dryRun = core.createNamespacedPod(ns, pod).dryRun("All").execute();
 
-        assertThat(dryRun.getSpec().getSecurityContext().getFsGroup()).isEqualTo(65532L);
+        assertThat(dryRun.getSpec().getSecurityContext().getRunAsUser()).isEqualTo(65532L);
         assertThat(dryRun.getSpec().getContainers().get(0).getVolumeMounts())
                 .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/var/run/secrets/kubernetes.io/serviceaccount"));
         // the level is really enforced here: a hostPath volume is refused
@@ -387,8 +434,7 @@ class DeployManifestsIT {
                 webhook("AD-4: watch ServiceAccounts (cache)", "watch", "serviceaccounts", "", true),
                 webhook("writes no ServiceAccount", "update", "serviceaccounts", "default", false),
                 webhook("no Secret: get", "get", "secrets", NS, false),
-                webhook("no Secret: list (only with --admission-token-volume=secret, by the example)", "list",
-                        "secrets", "", false),
+                webhook("no Secret: list", "list", "secrets", "", false),
                 webhook("no Secret: watch", "watch", "secrets", "", false),
                 webhook("no ConfigMap: get", "get", "configmaps", "default", false),
                 webhook("no ConfigMap: update", "update", "configmaps", "default", false),
@@ -399,7 +445,7 @@ class DeployManifestsIT {
                 webhook("no token requests", "create", "serviceaccounts/token", NS, false),
                 webhook("no namespaces", "list", "namespaces", "", false),
 
-                // tokens
+                // tokens (RBAC of the Component legacy-tokens/, applied with the base here)
                 controllers("tokens: cache ServiceAccounts", "list", "serviceaccounts", "", "", true),
                 controllers("tokens: watch ServiceAccounts", "watch", "serviceaccounts", "", "", true),
                 controllers("tokens: read a ServiceAccount live", "get", "serviceaccounts", "default", "x", true),
@@ -456,6 +502,7 @@ class DeployManifestsIT {
     void rbacGrantsEachIdentityExactlyWhatItsCodeCalls(Access access, KubeApiServer server) throws Exception {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
         Manifests.apply(server, DEPLOY.resolve("10-rbac.yaml"));
+        Manifests.apply(server, LEGACY_TOKENS.resolve("rbac.yaml"));
         String namespace = access.user().split(":")[2];
         String group = access.resource().equals("leases") ? "coordination.k8s.io"
                 : access.resource().equals("clusterroles") ? "rbac.authorization.k8s.io" : "";
@@ -492,8 +539,13 @@ class DeployManifestsIT {
 
     /** The value of {@code flag} in the Deployment's container args. */
     static Optional<String> arg(V1Deployment deployment, String flag) {
-        return deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs().stream()
-                .filter(a -> a.startsWith(flag + "=")).map(a -> a.substring(flag.length() + 1)).findFirst();
+        return arg(deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs(), flag);
+    }
+
+    /** The value of {@code flag} in {@code args}. */
+    static Optional<String> arg(List<String> args, String flag) {
+        return args.stream().filter(a -> a.startsWith(flag + "=")).map(a -> a.substring(flag.length() + 1))
+                .findFirst();
     }
 
     /** NAMESPACE/NAME of the agent's ServiceAccount, from the agent's own manifests. */

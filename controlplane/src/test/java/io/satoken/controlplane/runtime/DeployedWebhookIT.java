@@ -28,6 +28,7 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -94,9 +95,11 @@ class DeployedWebhookIT {
         assertThat(JAR).as("built by mvn package before the *IT phase").isRegularFile();
         work = Files.createTempDirectory("satoken-deployed-webhook-");
         Path tokens = work.resolve("tokens.csv");
-        server = KubeApiServer.builder()
+        // the Deployment requires the API server's client certificate
+        ApiServerClientCertificate clientCertificate = ApiServerClientCertificate.write(work.resolve("client-auth"));
+        server = clientCertificate.presentedBy(KubeApiServer.builder()
                 .flag("--authorization-mode", "Node,RBAC")
-                .flag("--token-auth-file", tokens.toString())
+                .flag("--token-auth-file", tokens.toString()))
                 .build();
         // token,user,uid,"groups": the harness's admin, and a kubelet's identity for the Node authorizer
         Files.writeString(tokens, server.adminToken() + ",admin,admin-uid,\"system:masters\"\n"
@@ -131,7 +134,8 @@ class DeployedWebhookIT {
         int webhookPort = freePort();
         int metricsPort = freePort();
         webhook = launch(deployment, server.serviceAccountToken(webhookNs, webhookSa), Map.of(
-                "/etc/satoken/webhook-tls/tls.crt", tls.cert(), "/etc/satoken/webhook-tls/tls.key", tls.key()),
+                "/etc/satoken/webhook-tls/tls.crt", tls.cert(), "/etc/satoken/webhook-tls/tls.key", tls.key(),
+                ApiServerClientCertificate.MOUNTED_CA, clientCertificate.ca().cert()),
                 Map.of("--webhook-address", webhookPort, "--metrics-address", metricsPort));
         HttpClient http = HttpClient.newHttpClient();
         await().atMost(WAIT).ignoreExceptions().until(() -> http.send(HttpRequest.newBuilder(

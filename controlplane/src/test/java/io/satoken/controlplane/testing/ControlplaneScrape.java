@@ -36,8 +36,8 @@ public final class ControlplaneScrape {
                         AggregationController.NAME),
                 null, new byte[0], false, 1, new InetSocketAddress("127.0.0.1", 0), null,
                 new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
-                        ServingCertificate.load(pair.cert(), pair.key()), ServiceAccountAdmission.TokenVolume.PROJECTED,
-                        false, "satoken-agent/satoken-agent", WebhookServer.Limits.defaults(),
+                        ServingCertificate.load(pair.cert(), pair.key()), false,
+                        "satoken-agent/satoken-agent", WebhookServer.Limits.defaults(),
                         AdmissionWebhook.WEBHOOKS.keySet(), List.of("https://kubernetes.default.svc")));
         try (ControlplaneRuntime runtime = new ControlplaneRuntime(settings, unused, unusedWatch)) {
             return runtime.registry().scrape();

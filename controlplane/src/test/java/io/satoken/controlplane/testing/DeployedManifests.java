@@ -25,6 +25,9 @@ public final class DeployedManifests {
 
     /** The webhook configurations' file in {@code controlplane/deploy}. */
     public static final String WEBHOOK_CONFIGURATIONS = "webhooks/webhook-configurations.yaml";
+    /** The opt-in Component of the legacy tokens controller in {@code controlplane/deploy}. */
+    public static final String LEGACY_TOKENS = "legacy-tokens";
+    private static final String ARGS = "/spec/template/spec/containers/0/args/";
 
     private DeployedManifests() {
     }
@@ -43,6 +46,41 @@ public final class DeployedManifests {
             }
         }
         return found;
+    }
+
+    /**
+     * The controllers' args as the Component {@value #LEGACY_TOKENS} leaves them: its JSON patch's operations on
+     * the container's args ({@code test}, {@code replace}, {@code add}), applied to the Deployment's. A
+     * {@code test} that fails fails here, as it fails kustomize.
+     */
+    @SuppressWarnings("unchecked")
+    public static List<String> withLegacyTokens(Path deployDir, V1Deployment controllers) throws IOException {
+        List<String> args = new ArrayList<>(args(controllers));
+        Object ops;
+        try (var reader = Files.newBufferedReader(deployDir.resolve(LEGACY_TOKENS).resolve("deployment-patch.yaml"))) {
+            ops = new org.yaml.snakeyaml.Yaml(new org.yaml.snakeyaml.constructor.SafeConstructor(
+                    new org.yaml.snakeyaml.LoaderOptions())).load(reader);
+        }
+        for (Map<String, Object> op : (List<Map<String, Object>>) ops) {
+            String path = (String) op.get("path");
+            if (!path.startsWith(ARGS)) {
+                continue;
+            }
+            String at = path.substring(ARGS.length());
+            String value = (String) op.get("value");
+            switch ((String) op.get("op")) {
+                case "test" -> {
+                    if (!args.get(Integer.parseInt(at)).equals(value)) {
+                        throw new IllegalStateException(path + ": expected " + value + ", the base has "
+                                + args.get(Integer.parseInt(at)));
+                    }
+                }
+                case "replace" -> args.set(Integer.parseInt(at), value);
+                case "add" -> args.add(at.equals("-") ? args.size() : Integer.parseInt(at), value);
+                default -> throw new IllegalStateException(path + ": unexpected op " + op.get("op"));
+            }
+        }
+        return List.copyOf(args);
     }
 
     /** The Deployment's first container's args. */

@@ -1,0 +1,69 @@
+package io.satoken.controlplane.testing;
+
+import io.satoken.common.testing.KubeApiServer;
+import io.satoken.controlplane.admission.TestCertificates;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * What {@code controlplane/deploy} asks of the API server by default: a client certificate it presents to the
+ * webhook. Written as the README's "Client certificates" steps write them: a CA (the webhook's
+ * {@code --client-ca-file}, in a cluster the ConfigMap {@code satoken-webhook-client-ca}), a certificate it signs for
+ * the API server, a kubeconfig presenting that certificate to every webhook (user {@code "*"}: the tests reach the
+ * webhook at a loopback port chosen later), and the AdmissionConfiguration naming the kubeconfig for both webhook
+ * plugins, which kube-apiserver takes with {@code --admission-control-config-file}.
+ *
+ * @param ca the CA, whose certificate the webhook Deployment mounts at {@link #MOUNTED_CA}
+ * @param apiServer the API server's client certificate and key
+ * @param admissionConfiguration the file for {@code --admission-control-config-file}
+ */
+public record ApiServerClientCertificate(TestCertificates.Authority ca, TestCertificates.Pair apiServer,
+        Path admissionConfiguration) {
+
+    /** Where the webhook Deployment mounts the CA ({@code --client-ca-file}). */
+    public static final String MOUNTED_CA = "/etc/satoken/client-ca/ca.crt";
+    /** The API server's client certificate's common name. */
+    public static final String COMMON_NAME = "kube-apiserver-webhook-client";
+
+    /** Writes the CA, the API server's certificate, the kubeconfig and the AdmissionConfiguration under {@code dir}. */
+    public static ApiServerClientCertificate write(Path dir) throws Exception {
+        Files.createDirectories(dir);
+        TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "satoken-webhook-clients");
+        TestCertificates.Pair apiServer = TestCertificates.client(dir.resolve("apiserver"), COMMON_NAME, ca);
+        Path kubeconfig = Files.writeString(dir.resolve("webhook-kubeconfig.yaml"), """
+                apiVersion: v1
+                kind: Config
+                users:
+                  - name: "*"
+                    user:
+                      client-certificate: %s
+                      client-key: %s
+                """.formatted(apiServer.cert(), apiServer.key()));
+        Path admission = Files.writeString(dir.resolve("admission-configuration.yaml"), """
+                apiVersion: apiserver.config.k8s.io/v1
+                kind: AdmissionConfiguration
+                plugins:
+                  - name: ValidatingAdmissionWebhook
+                    configuration:
+                      apiVersion: apiserver.config.k8s.io/v1
+                      kind: WebhookAdmissionConfiguration
+                      kubeConfigFile: %1$s
+                  - name: MutatingAdmissionWebhook
+                    configuration:
+                      apiVersion: apiserver.config.k8s.io/v1
+                      kind: WebhookAdmissionConfiguration
+                      kubeConfigFile: %1$s
+                """.formatted(kubeconfig));
+        return new ApiServerClientCertificate(ca, apiServer, admission);
+    }
+
+    /** {@code builder} with the AdmissionConfiguration, so that the API server presents the certificate. */
+    public KubeApiServer.Builder presentedBy(KubeApiServer.Builder builder) {
+        return builder.flag("--admission-control-config-file", admissionConfiguration.toString());
+    }
+
+    /** A certificate the same CA signs for {@code commonName}: a client other than the API server that holds one. */
+    public TestCertificates.Pair another(Path dir, String commonName) throws Exception {
+        return TestCertificates.client(dir, commonName, ca);
+    }
+}

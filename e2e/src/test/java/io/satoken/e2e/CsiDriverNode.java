@@ -1,0 +1,140 @@
+package io.satoken.e2e;
+
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.StorageV1Api;
+import io.kubernetes.client.openapi.models.V1CSINode;
+import io.kubernetes.client.openapi.models.V1CSINodeDriver;
+import io.satoken.common.projection.CsiVolumeAttributes;
+import io.satoken.common.testing.Manifests;
+import io.satoken.e2e.node.KubeletNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+
+/**
+ * A real kubelet node ({@link KubeletNode}) whose CSI driver {@value CsiVolumeAttributes#DRIVER} is the agent, run
+ * as the DaemonSet runs it minus the pod: the CSIDriver object of {@code agent/deploy}, the agent's own RBAC and
+ * identity ({@link AgentIdentity}), {@code mode: csi} on the kubelet's root dir, registered with the kubelet through
+ * its plugin registry. Tests that run pods with the agent's volumes start one per class; closing it deletes the
+ * pods first, while the agent still answers their unpublishes, then stops the agent.
+ */
+final class CsiDriverNode implements AutoCloseable {
+
+    static final String DRIVER = CsiVolumeAttributes.DRIVER;
+    static final Duration AGENT_READY = Duration.ofSeconds(60);
+
+    private final KubeletNode node;
+    private final Path work;
+    private final Path agentConfig;
+    private final Path agentKubeconfig;
+    private final String metricsAddress;
+    private SatokenProcess agent;
+
+    private CsiDriverNode(KubeletNode node, Path work, Path agentConfig, Path agentKubeconfig, String metricsAddress) {
+        this.node = node;
+        this.work = work;
+        this.agentConfig = agentConfig;
+        this.agentKubeconfig = agentKubeconfig;
+        this.metricsAddress = metricsAddress;
+    }
+
+    /**
+     * Starts the node (aborting the test, loudly, where none can run) and the agent (its log named
+     * {@code agentName}), and waits until the kubelet lists the driver in the node's CSINode; records the node's
+     * start time under {@code test}.
+     */
+    static CsiDriverNode start(String test, String agentName) throws Exception {
+        KubeletNode.assumeAvailable();
+        KubeletNode node = KubeletNode.builder().start();
+        CsiDriverNode started;
+        try {
+            Figures.record(test, String.format(Locale.ROOT, "node Ready %d ms after the kubelet started",
+                    node.readyTime().toMillis()));
+            Path work = Files.createTempDirectory("satoken-csi-e2e");
+            Manifests.apply(node.apiServer(), E2E.repo().resolve("agent/deploy/25-csidriver.yaml"));
+            Path kubeconfig = AgentIdentity.kubeconfig(node.apiServer(), work.resolve("agent.kubeconfig"));
+            Path config = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir() + "\n");
+            started = new CsiDriverNode(node, work, config, kubeconfig, "127.0.0.1:" + E2E.freePort());
+        } catch (Exception | Error e) {
+            node.close();
+            throw e;
+        }
+        try {
+            started.agent = started.startAgent(agentName);
+            // /readyz includes csi-registered: the kubelet took the registration socket and registered the driver
+            awaitTrue("CSINode lists " + DRIVER, Duration.ofSeconds(30), () -> started.drivers().contains(DRIVER));
+            return started;
+        } catch (Exception | Error e) {
+            started.close();
+            throw e;
+        }
+    }
+
+    KubeletNode node() {
+        return node;
+    }
+
+    /** The agent now running. */
+    SatokenProcess agent() {
+        return agent;
+    }
+
+    /** The agent's config file, for its {@code explain} command. */
+    Path agentConfig() {
+        return agentConfig;
+    }
+
+    /** SIGKILLs the agent and starts another on the same kubelet dir and metrics address; returns it once ready. */
+    SatokenProcess restartAgent(String agentName) throws IOException {
+        agent.kill();
+        agent = startAgent(agentName);
+        return agent;
+    }
+
+    /** The drivers the node's CSINode lists; none when it cannot be read yet. */
+    List<String> drivers() {
+        try {
+            V1CSINode csiNode = new StorageV1Api(node.adminClient()).readCSINode(node.nodeName()).execute();
+            return csiNode.getSpec().getDrivers().stream().map(V1CSINodeDriver::getName).toList();
+        } catch (ApiException e) {
+            return List.of();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        node.close(); // deletes the pods first, while the agent still answers the unpublishes
+        if (agent != null) {
+            agent.close();
+        }
+        try (Stream<Path> files = Files.walk(work)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    /** Polls {@code condition} every 200 ms until it holds, failing after {@code timeout}. */
+    static void awaitTrue(String what, Duration timeout, BooleanSupplier condition) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!condition.getAsBoolean()) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting until " + what);
+            }
+            SatokenProcess.pause(Duration.ofMillis(200));
+        }
+    }
+
+    private SatokenProcess startAgent(String name) throws IOException {
+        return SatokenProcess.agent(name, List.of("run", "--config", agentConfig.toString(),
+                        "--kubeconfig", agentKubeconfig.toString(), "--node-name", node.nodeName(),
+                        "--metrics-address", metricsAddress), metricsAddress, Map.of())
+                .awaitReady(AGENT_READY);
+    }
+}

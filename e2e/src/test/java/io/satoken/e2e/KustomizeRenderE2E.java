@@ -1,0 +1,140 @@
+package io.satoken.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubernetes.client.openapi.models.V1ClusterRole;
+import io.kubernetes.client.openapi.models.V1Container;
+import io.kubernetes.client.openapi.models.V1DaemonSet;
+import io.kubernetes.client.openapi.models.V1Deployment;
+import io.kubernetes.client.openapi.models.V1Namespace;
+import io.kubernetes.client.openapi.models.V1PolicyRule;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1Probe;
+import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1Toleration;
+import io.kubernetes.client.openapi.models.V1Volume;
+import io.kubernetes.client.util.Yaml;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kustomize bases as kubectl renders them ({@code kubectl kustomize}, what {@code kubectl apply -k} applies),
+ * checked for where the cluster's keys and the privileged agent may run, without an API server: no Secret holds
+ * the signing key and no pod mounts it unless the opt-in Component {@code legacy-tokens/} is included, and then
+ * only the controllers' pods, pinned to control-plane nodes, mount the node's own key file; the agent tolerates
+ * no taint (so stays off control-plane nodes) and serves health and metrics on the node's loopback only.
+ * {@code DeployManifestsE2E} dry-runs the same renderings against a real kube-apiserver.
+ */
+class KustomizeRenderE2E {
+
+    private static final String CONTROL_PLANE = "node-role.kubernetes.io/control-plane";
+
+    @BeforeAll
+    static void kubectl() {
+        if (!Kubectl.installed()) {
+            System.err.println("*** SKIPPED KustomizeRenderE2E: kubectl not found on PATH ***");
+            Assumptions.abort("kubectl not found on PATH");
+        }
+    }
+
+    @Test
+    void controlplaneBase_holdsNoSigningKey_noSecret_andRunsNoTokensController() throws Exception {
+        List<Object> objects = render(E2E.repo().resolve("controlplane/deploy"));
+
+        assertThat(objects).noneMatch(o -> o instanceof V1Secret);
+        assertThat(grantsSecrets(objects)).isFalse();
+        for (V1Deployment d : of(objects, V1Deployment.class)) {
+            V1PodSpec pod = d.getSpec().getTemplate().getSpec();
+            assertThat(hostPaths(pod)).as(d.getMetadata().getName()).isEmpty();
+            assertThat(pod.getContainers().get(0).getArgs()).as(d.getMetadata().getName())
+                    .noneMatch(a -> a.startsWith("--service-account-private-key-file"))
+                    .noneMatch(a -> a.startsWith("--controllers=") && a.contains("tokens"));
+        }
+    }
+
+    @Test
+    void legacyTokensOverlay_mountsTheNodesKeyFile_onlyInTheControllersPods_onControlPlaneNodesOnly() throws Exception {
+        Path overlay = Files.createDirectories(E2E.repo().resolve("e2e/target/kustomize-render/legacy-tokens"));
+        Files.writeString(overlay.resolve("kustomization.yaml"), """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                resources:
+                  - ../../../../controlplane/deploy
+                components:
+                  - ../../../../controlplane/deploy/legacy-tokens
+                """);
+
+        List<Object> objects = render(overlay);
+
+        assertThat(objects).noneMatch(o -> o instanceof V1Secret);
+        assertThat(grantsSecrets(objects)).as("the tokens controller's ClusterRole").isTrue();
+        for (V1Deployment d : of(objects, V1Deployment.class)) {
+            V1PodSpec pod = d.getSpec().getTemplate().getSpec();
+            V1Container c = pod.getContainers().get(0);
+            if (!d.getMetadata().getName().equals("satoken-controlplane")) {
+                assertThat(hostPaths(pod)).as(d.getMetadata().getName()).isEmpty();
+                continue;
+            }
+            assertThat(hostPaths(pod)).containsExactly("/etc/kubernetes/pki/sa.key");
+            assertThat(c.getArgs()).contains("--controllers=*,tokens",
+                    "--service-account-private-key-file=/etc/satoken/signing-key/sa.key");
+            assertThat(c.getVolumeMounts()).filteredOn(m -> m.getName().equals("signing-key"))
+                    .singleElement().satisfies(m -> assertThat(m.getReadOnly()).isTrue());
+            assertThat(pod.getNodeSelector()).containsEntry(CONTROL_PLANE, "");
+            assertThat(c.getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
+            assertThat(c.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
+        }
+        assertThat(of(objects, V1Namespace.class)).filteredOn(n -> n.getMetadata().getName().equals("satoken-controlplane"))
+                .singleElement().satisfies(n -> assertThat(n.getMetadata().getLabels())
+                        .containsEntry("pod-security.kubernetes.io/enforce", "privileged"));
+    }
+
+    @Test
+    void agentBase_toleratesNoTaint_andServesHealthAndMetricsOnTheNodesLoopbackOnly() throws Exception {
+        V1DaemonSet ds = of(render(E2E.repo().resolve("agent/deploy")), V1DaemonSet.class).get(0);
+        V1PodSpec pod = ds.getSpec().getTemplate().getSpec();
+        V1Container agent = pod.getContainers().get(0);
+
+        assertThat(Objects.requireNonNullElse(pod.getTolerations(), List.<V1Toleration>of())).isEmpty();
+        assertThat(pod.getHostNetwork()).isTrue();
+        List<String> command = agent.getCommand();
+        assertThat(command.get(command.indexOf("--metrics-address") + 1)).startsWith("127.0.0.1:");
+        assertThat(agent.getPorts()).isNullOrEmpty();
+        for (V1Probe probe : List.of(agent.getStartupProbe(), agent.getLivenessProbe(), agent.getReadinessProbe())) {
+            assertThat(probe.getHttpGet().getHost()).isEqualTo("127.0.0.1");
+        }
+        assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getProjected() != null)
+                .flatExtracting(v -> v.getProjected().getSources())
+                .filteredOn(s -> s.getServiceAccountToken() != null)
+                .singleElement().satisfies(s -> assertThat(s.getServiceAccountToken().getExpirationSeconds())
+                        .isEqualTo(3600L));
+    }
+
+    private static List<Object> render(Path dir) throws IOException, InterruptedException {
+        Commands.Result r = Commands.run("kubectl-kustomize", List.of("kubectl", "kustomize", dir.toString()));
+        assertThat(r.exit()).as("kubectl kustomize %s:%n%s", dir, r.output()).isZero();
+        return Yaml.loadAll(r.output());
+    }
+
+    private static <T> List<T> of(List<Object> objects, Class<T> kind) {
+        return objects.stream().filter(kind::isInstance).map(kind::cast).toList();
+    }
+
+    private static List<String> hostPaths(V1PodSpec pod) {
+        return Objects.requireNonNullElse(pod.getVolumes(), List.<V1Volume>of()).stream()
+                .filter(v -> v.getHostPath() != null).map(v -> v.getHostPath().getPath()).toList();
+    }
+
+    private static boolean grantsSecrets(List<Object> objects) {
+        return of(objects, V1ClusterRole.class).stream().flatMap(r -> Objects.requireNonNullElse(r.getRules(),
+                List.<V1PolicyRule>of()).stream())
+                .anyMatch(rule -> Objects.requireNonNullElse(rule.getResources(), List.<String>of()).contains("secrets"));
+    }
+}
