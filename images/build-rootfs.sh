@@ -4,7 +4,8 @@
 # load (copied from this machine), dash as /bin/sh for the launcher and, for the agent, util-linux's mount
 # and umount. No base image is pulled: none can be here.
 #
-#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--classpath JARS] [--mount] [--no-runtime]
+#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--classpath JARS] [--mount] [--no-runtime] [--sbom FILE]
+#                   [--sbom-out DIR]
 #
 #   OUT           the directory to fill (emptied first); Jib adds it to the image as one layer
 #   PROGRAM       the launcher's name, put in /usr/local/bin (satoken-agent, satoken-controlplane)
@@ -15,18 +16,31 @@
 #   --mount       add mount and umount (the agent mounts each token volume's tmpfs)
 #   --no-runtime  only the launcher: for a base image that has a shell, a JRE at /opt/java/openjdk and
 #                 mount, such as eclipse-temurin:17-jre (the README's "Images" tells how)
+#   --sbom        the program's CycloneDX SBOM (the jar and its libraries, which Jib puts under /app), copied
+#                 into the image as /usr/share/satoken/sbom/PROGRAM.cdx.json
+#   --sbom-out    a directory to put a copy of the image's Debian SBOM in (PROGRAM-image-debian.cdx.json), next
+#                 to the image archive
+#
+# Every file copied from this machine is recorded with the Debian package it came from (dpkg-query -S), so
+# that scanners and people can tell what the image holds:
+#   /usr/share/satoken/debian-packages.txt             each copied file, its package, version and architecture
+#   /usr/share/satoken/sbom/PROGRAM-debian.cdx.json    those packages as a CycloneDX SBOM (purl pkg:deb/...)
+#   /var/lib/dpkg/status.d/PACKAGE                     one dpkg status stanza per package, where image scanners
+#                                                      (Trivy, Syft/Grype) look in distroless-style images
 #
 # JAVA_HOME names the JDK to jlink; its jmods/ must exist (Debian: openjdk-17-jmods).
 set -euo pipefail
 
 out=$1 program=$2 main_class=$3
 shift 3
-with_mount=false runtime=true classpath=
+with_mount=false runtime=true classpath= sbom= sbom_out=
 while [ $# -gt 0 ]; do
   case $1 in
     --classpath) classpath=$2; shift ;;
     --mount) with_mount=true ;;
     --no-runtime) runtime=false ;;
+    --sbom) sbom=$2; shift ;;
+    --sbom-out) sbom_out=$2; shift ;;
     *) echo "build-rootfs.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -42,6 +56,9 @@ unused_natives=libawt_xawt.so,libsplashscreen.so,libjsound.so,libfontmanager.so,
 
 rm -rf "$out"
 mkdir -p "$out/usr/local/bin"
+# what was copied from this machine: "IMAGE_PATH<TAB>HOST_PATH" lines, for the package list at the end
+copied=$(mktemp)
+trap 'rm -f "$copied"' EXIT
 
 # Copies each library FILE loads to the same path under $out. Jib copies what a symbolic link points to,
 # so the copies are files; LD_LIBRARY_PATH lets ldd find the runtime's own libraries.
@@ -53,6 +70,7 @@ copy_libraries() {
     if [ ! -e "$out$lib" ]; then
       mkdir -p "$out$(dirname "$lib")"
       cp -L "$lib" "$out$lib"
+      printf '%s\t%s\n' "$lib" "$lib" >> "$copied"
     fi
   done
 }
@@ -60,6 +78,7 @@ copy_libraries() {
 copy_program() { # copies a program from this machine to PATH under $out, with its libraries
   mkdir -p "$out$(dirname "$2")"
   cp -L "$1" "$out$2"
+  printf '%s\t%s\n' "$2" "$1" >> "$copied"
   copy_libraries "$1"
 }
 
@@ -71,6 +90,8 @@ if $runtime; then
   fi
   "$jdk/bin/jlink" --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=2 \
     --exclude-files="$(echo "$unused_natives" | sed 's|\([^,]*\)|**/\1|g')" --output "$out$java_home"
+  # the runtime is made of the JDK's modules: it comes from the package that holds them
+  printf '%s\t%s\n' "$java_home" "$jdk/jmods/java.base.jmod" >> "$copied"
   for file in "$out$java_home"/bin/* "$out$java_home"/lib/*.so "$out$java_home"/lib/server/*.so; do
     copy_libraries "$file"
   done
@@ -107,3 +128,16 @@ ulimit -c 0
 exec "\${JAVA_HOME:-$java_home}/bin/java" -XX:-CreateCoredumpOnCrash \${JAVA_OPTS:-} -cp @/app/jib-classpath-file $main_class "\$@"
 LAUNCHER
 chmod 755 "$out/usr/local/bin/$program"
+
+# The record of where the copied files came from (see the top of this file).
+if [ -n "$sbom" ]; then
+  mkdir -p "$out/usr/share/satoken/sbom"
+  cp "$sbom" "$out/usr/share/satoken/sbom/$program.cdx.json"
+fi
+if [ -s "$copied" ]; then
+  "$(dirname "$0")/debian-packages.sh" "$out" "$program" < "$copied"
+  if [ -n "$sbom_out" ] && [ -e "$out/usr/share/satoken/sbom/$program-debian.cdx.json" ]; then
+    mkdir -p "$sbom_out"
+    cp "$out/usr/share/satoken/sbom/$program-debian.cdx.json" "$sbom_out/$program-image-debian.cdx.json"
+  fi
+fi

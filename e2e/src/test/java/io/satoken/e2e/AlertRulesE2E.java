@@ -30,20 +30,18 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * The example alert rules (agent/deploy/alerts/satoken-alerts.yaml): Prometheus's own checker accepts them,
- * and every metric they name is one the agent or the control plane serves.
+ * their unit tests (satoken-alerts.test.yaml) fire every one of them, every metric they name is one the agent
+ * or the control plane serves, and the README's alert table lists them all.
  */
 class AlertRulesE2E {
 
     private static final Path RULES = E2E.repo().resolve("agent/deploy/alerts/satoken-alerts.yaml");
+    private static final Path RULE_TESTS = E2E.repo().resolve("agent/deploy/alerts/satoken-alerts.test.yaml");
     private static final Pattern METRIC = Pattern.compile("\\b(satoken|process|jvm)_[a-z0-9_]+");
 
     @Test
     void promtool_acceptsTheRules() throws Exception {
-        if (!Commands.onPath("promtool")) {
-            System.err.println("*** SKIPPED AlertRulesE2E.promtool_acceptsTheRules: promtool is not installed "
-                    + "(Debian's prometheus package) ***");
-            Assumptions.assumeTrue(false, "AlertRulesE2E needs promtool");
-        }
+        requirePromtool("AlertRulesE2E.promtool_acceptsTheRules");
         Commands.Result check = Commands.run("promtool-check-rules", List.of("promtool", "check", "rules",
                 RULES.toString()));
         assertThat(check.exit()).as(check.output()).isZero();
@@ -51,45 +49,107 @@ class AlertRulesE2E {
     }
 
     @Test
-    void rules_coverTheFourCases() throws Exception {
+    void promtool_passesTheRuleTests() throws Exception {
+        requirePromtool("AlertRulesE2E.promtool_passesTheRuleTests");
+        Commands.Result test = Commands.run("promtool-test-rules", List.of("promtool", "test", "rules",
+                RULE_TESTS.toString()));
+        assertThat(test.exit()).as(test.output()).isZero();
+        assertThat(test.output()).contains("SUCCESS");
+    }
+
+    @Test
+    void everyAlert_hasATestThatFiresIt() throws Exception {
+        Set<String> fired = new TreeSet<>();
+        for (Object test : list(yaml(RULE_TESTS).get("tests"))) {
+            for (Object check : list(((Map<?, ?>) test).get("alert_rule_test"))) {
+                Map<?, ?> c = (Map<?, ?>) check;
+                if (!list(c.get("exp_alerts")).isEmpty()) {
+                    fired.add(String.valueOf(c.get("alertname")));
+                }
+            }
+        }
+        assertThat(fired).containsExactlyInAnyOrderElementsOf(alerts().keySet());
+    }
+
+    @Test
+    void rules_coverWhatMustPage() throws Exception {
         assertThat(alerts().keySet()).contains("SatokenTokenNearExpiry", "SatokenTokenRefreshFailing",
-                "SatokenWebhookCertificateExpiresSoon", "SatokenNoLeader");
+                "SatokenWebhookCertificateExpiresSoon", "SatokenNoLeader", "SatokenAgentDown",
+                "SatokenWebhookNoReadyReplicas", "SatokenCsiPublishFailing", "SatokenTokenNotReread");
+    }
+
+    @Test
+    void readme_listsEveryAlert() throws Exception {
+        String readme = Files.readString(E2E.repo().resolve("README.md"));
+        int start = readme.indexOf("| alert |");
+        String table = readme.substring(start, readme.indexOf("\n\n", start));
+        List<String> missing = alerts().keySet().stream().filter(a -> !table.contains("`" + a + "`")).toList();
+        assertThat(missing).as("alerts missing from the README's alert table").isEmpty();
     }
 
     @Test
     void everyMetricARuleNames_isServed(@TempDir Path dir) throws Exception {
+        Set<String> served = servedFamilies(dir);
+        List<String> unknown = new ArrayList<>();
+        alerts().forEach((alert, expr) -> unknown.addAll(unserved(alert, expr, served)));
+        assertThat(unknown).isEmpty();
+    }
+
+    /** The metric families a freshly built agent (both modes) and control plane serve. */
+    static Set<String> servedFamilies(Path dir) throws Exception {
         Set<String> served = new TreeSet<>(families(agentScrape(dir.resolve("agent"))));
         Files.createDirectories(dir.resolve("controlplane"));
         served.addAll(families(ControlplaneScrape.render(dir.resolve("controlplane"))));
         // served only while the agent holds a token (absent rather than NaN before)
         served.add(AgentMetrics.SOONEST_EXPIRY);
+        // its series appear with the control plane's first request to the API server (verb and code labels)
+        served.add("satoken_api_requests_total");
+        return served;
+    }
 
+    /** {@code "<where>: <metric>"} for each satoken, process or jvm metric in {@code expr} not in {@code served}. */
+    static List<String> unserved(String where, String expr, Set<String> served) {
         List<String> unknown = new ArrayList<>();
-        alerts().forEach((alert, expr) -> {
-            Matcher m = METRIC.matcher(expr);
-            while (m.find()) {
-                if (!served.contains(m.group())) {
-                    unknown.add(alert + ": " + m.group());
-                }
+        Matcher m = METRIC.matcher(expr);
+        while (m.find()) {
+            // a histogram's series are named after its family: x_count, x_sum, x_bucket
+            String family = m.group().replaceFirst("_(count|sum|bucket)$", "");
+            if (!served.contains(m.group()) && !served.contains(family)) {
+                unknown.add(where + ": " + m.group());
             }
-        });
-        assertThat(unknown).isEmpty();
+        }
+        return unknown;
     }
 
     /** Alert name to expression. */
     @SuppressWarnings("unchecked")
     private static Map<String, String> alerts() throws Exception {
         Map<String, String> out = new java.util.LinkedHashMap<>();
-        try (Reader reader = Files.newBufferedReader(RULES)) {
-            Map<String, Object> doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
-            for (Object group : (List<Object>) doc.get("groups")) {
-                for (Object rule : (List<Object>) ((Map<String, Object>) group).get("rules")) {
-                    Map<String, Object> r = (Map<String, Object>) rule;
-                    out.put(String.valueOf(r.get("alert")), String.valueOf(r.get("expr")));
-                }
+        for (Object group : (List<Object>) yaml(RULES).get("groups")) {
+            for (Object rule : (List<Object>) ((Map<String, Object>) group).get("rules")) {
+                Map<String, Object> r = (Map<String, Object>) rule;
+                out.put(String.valueOf(r.get("alert")), String.valueOf(r.get("expr")));
             }
         }
         return out;
+    }
+
+    private static Map<String, Object> yaml(Path file) throws Exception {
+        try (Reader reader = Files.newBufferedReader(file)) {
+            return new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
+        }
+    }
+
+    private static List<?> list(Object value) {
+        return value instanceof List<?> l ? l : List.of();
+    }
+
+    static void requirePromtool(String test) {
+        if (!Commands.onPath("promtool")) {
+            System.err.println("*** SKIPPED " + test + ": promtool is not installed "
+                    + "(Debian's prometheus package) ***");
+            Assumptions.assumeTrue(false, test + " needs promtool");
+        }
     }
 
     private static Set<String> families(String scrape) {

@@ -41,6 +41,17 @@ final class Kubectl {
         return Commands.run("kubectl", cmd, TIMEOUT);
     }
 
+    /**
+     * A kubectl plugin script ({@code agent/bin/kubectl-satoken}) with {@code args}, as this server's admin: the
+     * plugin passes {@code --kubeconfig} on to each kubectl it runs. Output in a suite log; exit -1 past 120 s.
+     */
+    Commands.Result plugin(Path script, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(script.toString()));
+        cmd.addAll(List.of(args));
+        cmd.addAll(List.of("--kubeconfig", kubeconfig.toString()));
+        return Commands.run(script.getFileName().toString(), cmd, TIMEOUT);
+    }
+
     /** The client's minor version ({@code kubectl version --client -o json}). */
     int clientMinor() throws IOException, InterruptedException {
         Commands.Result r = run("version", "--client", "-o", "json");

@@ -280,10 +280,12 @@ class ProductPodsE2E {
                 .isEqualTo(requestsBefore);
         assertThat(sha256(readToken())).as("the token file after the restart").isEqualTo(sha256(consumerToken));
 
-        // the README's way to look at one pod: explain, in the agent's pod, from its status endpoint
-        Commands.Result explained = kubectl.run("-n", AGENT_NAMESPACE, "exec", "ds/satoken-agent", "--",
-                "satoken-agent", "explain", "--config", "/etc/satoken/agent.yaml", consumerNamespace + "/reader");
-        assertThat(explained.exit()).as("kubectl exec ... explain; output:\n%s", explained.output()).isZero();
+        // the README's way to look at one pod: kubectl satoken explain, which asks the agent on the pod's node
+        Commands.Result explained = kubectl.plugin(E2E.repo().resolve("agent/bin/kubectl-satoken"), "explain",
+                consumerNamespace + "/reader");
+        assertThat(explained.exit()).as("kubectl satoken explain; output:\n%s", explained.output()).isZero();
+        assertThat(explained.output()).contains("asking " + AGENT_NAMESPACE + "/" + after.getMetadata().getName()
+                + ", the agent on node " + node.nodeName());
         assertThat(explained.output()).contains("Pod " + consumerNamespace + "/reader", "vault/token",
                 "ServiceAccount: " + consumerNamespace + "/default", "audiences:      " + AUDIENCE,
                 "of the token now in the file").doesNotContainPattern(IssuedTokens.JWT_SHAPE);

@@ -13,7 +13,20 @@ import picocli.CommandLine.Command;
         versionProvider = BuildVersion.Provider.class,
         description = "Requests, caches, refreshes and atomically writes Kubernetes ServiceAccount tokens.",
         subcommands = {RunCommand.class, ValidateCommand.class, DemoCommand.class, VerifyCommand.class,
-                ExplainCommand.class})
+                ExplainCommand.class, CommandLine.HelpCommand.class},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  # Without a cluster: a local issuer, three tokens rotated every ~24s, for 60s",
+            "  satoken-agent demo",
+            "  # Check a config and run's flags, then run (as satoken-agent.service does)",
+            "  satoken-agent validate --config /etc/satoken/agent.yaml \\",
+            "      --kubeconfig /etc/satoken/kubeconfig",
+            "  satoken-agent run --config /etc/satoken/agent.yaml \\",
+            "      --kubeconfig /etc/satoken/kubeconfig",
+            "  # What the agent on this node keeps for a pod",
+            "  satoken-agent explain --config /etc/satoken/agent.yaml shop/cart-7d9f",
+            "  # A command's flags and examples",
+            "  satoken-agent help run"})
 public final class AgentCommand implements Runnable {
 
     @CommandLine.Spec
@@ -21,7 +34,8 @@ public final class AgentCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run, validate, demo, verify)");
+        throw new CommandLine.ParameterException(spec.commandLine(),
+                "a command is required (run, validate, demo, verify, explain, help)");
     }
 
     public static void main(String[] args) {

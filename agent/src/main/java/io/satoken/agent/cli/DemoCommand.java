@@ -14,6 +14,7 @@ import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.common.cli.DurationConverter;
+import io.satoken.common.cli.DurationText;
 import io.satoken.common.cli.LogOptions;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -27,7 +28,6 @@ import java.time.InstantSource;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -47,7 +47,15 @@ import picocli.CommandLine.Option;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Runs the token pipeline with a local issuer (no cluster needed).",
                 "Tokens are written under DIR/tokens/<name>/token and rotated at 80%% of their TTL;",
-                "the issuer's public keys are in DIR/jwks.json."})
+                "the issuer's public keys are in DIR/jwks.json."},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  satoken-agent demo",
+            "  # Ten tokens of two minutes, written under /tmp/demo, for five minutes",
+            "  satoken-agent demo --dir /tmp/demo --ttl 2m --duration 5m --tokens 10",
+            "  # Then check one against the issuer's keys",
+            "  satoken-agent verify --jwks satoken-demo/jwks.json \\",
+            "      --audience vault satoken-demo/tokens/vault/token"})
 final class DemoCommand implements Callable<Integer> {
 
     /** Example consumers: the directory name and the audience a token for it carries. */
@@ -124,7 +132,7 @@ final class DemoCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(onCtrlC);
 
         out.printf("satoken demo: %d token(s), ttl %s, for %s; writing under %s (kid %s)%n",
-                projections.size(), human(ttl), human(duration), tokenDir, issuer.keyId());
+                projections.size(), DurationText.of(ttl), DurationText.of(duration), tokenDir, issuer.keyId());
         out.flush();
         try {
             try (ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, 2);
@@ -152,10 +160,10 @@ final class DemoCommand implements Callable<Integer> {
 
     private void validate() {
         if (ttl.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--ttl: must be at least 1s, got " + ttl);
+            throw new CommandLine.ParameterException(spec.commandLine(), "--ttl: must be at least 1s, got " + DurationText.of(ttl));
         }
         if (duration.isZero() || duration.isNegative()) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--duration: must be positive, got " + duration);
+            throw new CommandLine.ParameterException(spec.commandLine(), "--duration: must be positive, got " + DurationText.of(duration));
         }
         if (tokens < 1 || tokens > 100) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--tokens: must be between 1 and 100, got " + tokens);
@@ -187,11 +195,6 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(tokenDir);
         Files.setPosixFilePermissions(tokenDir, PosixFilePermissions.fromString("rwxr-xr-x"));
         return tokenDir;
-    }
-
-    /** {@code 30s}, {@code 1m30s}: how the flags are written, not ISO-8601's {@code PT30S}. */
-    static String human(Duration d) {
-        return d.toString().substring(2).toLowerCase(Locale.ROOT);
     }
 
     /** True when the latch opened within 10 s. */

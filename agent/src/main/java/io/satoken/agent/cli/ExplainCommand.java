@@ -33,7 +33,15 @@ import picocli.CommandLine.Parameters;
                 + "last error, last read. Never a token.",
                 "Reads the agent's status endpoint, the Unix socket named by statusSocket in the config."},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:shown", "1:the agent cannot be asked, or keeps nothing for the target", "2:bad usage"})
+        exitCodeList = {"0:shown", "1:the agent cannot be asked, or keeps nothing for the target", "2:bad usage"},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  # A pod on this agent's node; from a workstation, for any node:",
+            "  # kubectl satoken explain shop/cart-7d9f",
+            "  satoken-agent explain --config /etc/satoken/agent.yaml shop/cart-7d9f",
+            "  # A static projection, by its file or directory, as JSON",
+            "  satoken-agent explain --config /etc/satoken/agent.yaml -o json \\",
+            "      /run/satoken/node-exporter/token"})
 final class ExplainCommand implements Callable<Integer> {
 
     enum Output { text, json }

@@ -12,7 +12,14 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "validate",
         description = {"Check the config and run's flags without contacting a cluster.",
-                "Exit codes: 0 valid (one line says what run would start), 2 one line per error."})
+                "Exit codes: 0 valid (one line says what run would start), 2 one line per error."},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  # The systemd unit's arguments, with run changed to validate",
+            "  satoken-agent validate --config /etc/satoken/agent.yaml \\",
+            "      --kubeconfig /etc/satoken/kubeconfig",
+            "  # A CSI-mode config, for a node",
+            "  satoken-agent validate --config agent.yaml --node-name node-1"})
 final class ValidateCommand extends RunCommand {
 
     @Override

@@ -48,7 +48,15 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Verifies a token file against a JWKS: signature, audience and validity period.",
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:the token is valid", "1:the token is not valid, or a file cannot be read", "2:bad usage"})
+        exitCodeList = {"0:the token is valid", "1:the token is not valid, or a file cannot be read", "2:bad usage"},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  # A demo token (satoken-agent demo)",
+            "  satoken-agent verify --jwks satoken-demo/jwks.json \\",
+            "      --audience vault satoken-demo/tokens/vault/token",
+            "  # A pod's token; jwks.json from kubectl get --raw /openid/v1/jwks",
+            "  satoken-agent verify --jwks jwks.json \\",
+            "      --audience vault /var/run/secrets/satoken/vault/token"})
 final class VerifyCommand implements Callable<Integer> {
 
     /** CL-8: go-jose's default leeway, which kube-apiserver uses for the time claims. */

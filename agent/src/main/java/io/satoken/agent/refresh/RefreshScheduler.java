@@ -9,6 +9,7 @@ import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.agent.write.DirectoryWriter;
+import io.satoken.common.cli.DurationText;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -10,7 +10,7 @@
  * <p>Inside the scheduler, a {@link KeyRefresh} is one key's state machine (its timer, token, failures and the one
  * check that an attempt is still current); a {@link DirectoryOutput} is one directory with its
  * {@code write.DirectoryWriter} (passed in, an {@code AtomicWriter} by default), which reports rotations;
- * {@link TokenPayload} makes the files and {@link DurationText} writes the retry delays. {@link RefreshPolicy} says
+ * {@link TokenPayload} makes the files; common's {@code DurationText} writes the retry delays. {@link RefreshPolicy} says
  * when a token is due: at 80 % of its lifetime or after 24 h, less a jitter (TM-8, TM-C1).
  */
 package io.satoken.agent.refresh;

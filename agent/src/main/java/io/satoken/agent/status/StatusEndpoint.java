@@ -73,8 +73,9 @@ public final class StatusEndpoint implements AutoCloseable {
             List<StatusReport.Entry> pods = entries(pod -> pod.isPresent()
                     && pod.get().namespace().equals(parts[0]) && pod.get().name().equals(parts[1]));
             if (pods.isEmpty()) {
-                return Answer.text(404, "pod " + parts[0] + "/" + parts[1] + " has no satoken volume on node " + node
-                        + "\n");
+                return Answer.text(404, "pod " + parts[0] + "/" + parts[1] + " has no satoken volume "
+                        + (node == null ? "on this agent's node" : "on node " + node)
+                        + " (explain asks the agent of the pod's own node; kubectl satoken explain finds it)\n");
             }
             return Answer.json(report(pods));
         }

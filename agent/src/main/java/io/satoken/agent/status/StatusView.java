@@ -4,6 +4,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.satoken.common.cli.DurationText;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -81,8 +82,9 @@ public final class StatusView {
             JsonObject dir = element.getAsJsonObject();
             if (dir.has("pod")) {
                 JsonObject pod = dir.getAsJsonObject("pod");
-                out.append("Pod ").append(string(pod, "namespace")).append('/').append(string(pod, "name"))
-                        .append(" (uid ").append(string(pod, "uid")).append(')').append(node).append('\n');
+                out.append("Pod ").append(orUnknown(string(pod, "namespace"))).append('/')
+                        .append(orUnknown(string(pod, "name"))).append(" (uid ").append(orUnknown(string(pod, "uid")))
+                        .append(')').append(node).append('\n');
             } else {
                 out.append("Static projection").append(node).append('\n');
             }
@@ -103,7 +105,8 @@ public final class StatusView {
         }
         line(out, "audiences", file.get("audiences").isJsonNull() ? "the API server's own" : String.join(", ", audiences));
         long seconds = file.get("expirationSeconds").getAsLong();
-        line(out, "lifetime asked", seconds == 0 ? "the API server's default" : seconds + " s");
+        line(out, "lifetime asked", seconds == 0 ? "the API server's default"
+                : DurationText.of(Duration.ofSeconds(seconds)) + " (expirationSeconds " + seconds + ")");
         if (file.has("boundObject")) {
             JsonObject bound = file.getAsJsonObject("boundObject");
             line(out, "bound to", string(bound, "kind") + " " + string(bound, "name") + " (uid " + string(bound, "uid")
@@ -147,8 +150,9 @@ public final class StatusView {
                 : text + " (reported TokenNotReread at " + reported + ")";
     }
 
+    /** One field; a value the report lacks reads "unknown", never "null". */
     private static void line(StringBuilder out, String label, String value) {
-        out.append(String.format(Locale.ROOT, "    %-15s %s%n", label + ":", value));
+        out.append(String.format(Locale.ROOT, "    %-15s %s%n", label + ":", value == null ? "unknown" : value));
     }
 
     private static String when(JsonObject object, String name, Instant now, String absent) {
@@ -168,15 +172,13 @@ public final class StatusView {
         return at == null ? null : Instant.parse(at).truncatedTo(ChronoUnit.SECONDS).toString();
     }
 
+    /** To the second, as Kubernetes writes durations: {@code 45s}, {@code 7m50s}, {@code 1h5m0s}. */
     private static String ago(Duration d) {
-        long s = d.getSeconds();
-        if (s < 60) {
-            return s + "s";
-        }
-        if (s < 3600) {
-            return (s / 60) + "m" + (s % 60) + "s";
-        }
-        return (s / 3600) + "h" + (s % 3600 / 60) + "m";
+        return DurationText.of(Duration.ofSeconds(d.getSeconds()));
+    }
+
+    private static String orUnknown(String value) {
+        return value == null ? "unknown" : value;
     }
 
     private static String string(JsonObject object, String name) {

@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.models.V1BoundObjectReference;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1TokenRequestStatus;
 import io.satoken.agent.kube.RateLimiter;
+import io.satoken.common.cli.DurationText;
 import java.util.Objects;
 
 /**
@@ -89,7 +90,7 @@ public final class TokenRequestSource implements TokenSource {
         try {
             if (!limiter.acquire()) {
                 throw new TokenSourceException(TokenRequestFailure.prefix(key) + "client-side rate limit ("
-                        + limiter + ") has no free slot within " + limiter.maxWait().toSeconds() + " s");
+                        + limiter + ") has no free slot within " + DurationText.of(limiter.maxWait()));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

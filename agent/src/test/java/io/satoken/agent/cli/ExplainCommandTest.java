@@ -45,7 +45,7 @@ class ExplainCommandTest {
 
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(r.out()).contains("Pod shop/cart (uid uid-1), node node-1", "  token\n",
-                "ServiceAccount: shop/cart", "audiences:      vault", "lifetime asked: 600 s",
+                "ServiceAccount: shop/cart", "audiences:      vault", "lifetime asked: 10m0s (expirationSeconds 600)",
                 "bound to:       Pod cart (uid uid-1)", "state:          ready",
                 "issued at:      " + RefreshHarness.START + " (now)", "last error:     none",
                 "last read:      not watched");

@@ -58,8 +58,8 @@ class RefreshFailureLogTest {
             List<String> lines = logs.lines();
             assertThat(lines).hasSize(3).allSatisfy(line -> assertThat(line)
                     .contains(" WARN ", "failed to fetch token " + VAULT, REFUSED).doesNotContain("\tat "));
-            assertThat(lines.get(0)).contains("(attempt 1); retrying in 1.0s");
-            assertThat(lines.get(2)).contains("(attempt 3); retrying in 4.0s");
+            assertThat(lines.get(0)).contains("(attempt 1); retrying in 1s");
+            assertThat(lines.get(2)).contains("(attempt 3); retrying in 4s");
         }
     }
 
@@ -87,7 +87,7 @@ class RefreshFailureLogTest {
             clock.runDue();
 
             List<String> lines = logs.lines();
-            int retry = lines.indexOf(lines.stream().filter(l -> l.contains("(attempt 1); retrying in 1.0s"))
+            int retry = lines.indexOf(lines.stream().filter(l -> l.contains("(attempt 1); retrying in 1s"))
                     .findFirst().orElseThrow());
             assertThat(lines.get(retry + 1)).startsWith(TokenSourceException.class.getName() + ": ");
             assertThat(lines.get(retry + 2)).startsWith("\tat ");
@@ -103,7 +103,7 @@ class RefreshFailureLogTest {
             clock.runDue();
 
             assertThat(logs.lines()).singleElement().asString()
-                    .contains("\"level\":\"WARN\"", "(attempt 1); retrying in 1.0s",
+                    .contains("\"level\":\"WARN\"", "(attempt 1); retrying in 1s",
                             "\"error\":\"" + TokenSourceException.class.getName() + ": ")
                     .doesNotContain("\"stack\"");
         }

@@ -77,4 +77,19 @@ class StatusEndpointTest {
         assertThat(other.body()).contains("shop/other", "node-1");
         assertThat(bad.status()).isEqualTo(404);
     }
+
+    @Test
+    void unknownPod_onAnAgentWithoutANodeName_saysSoWithoutNull() throws Exception {
+        fixture.close();
+        Path other = Files.createDirectory(tmp.resolve("nodeless"));
+        fixture = StatusFixture.start(other, null);
+
+        UnixSocketClient.Reply reply = UnixSocketClient.get(fixture.socket(), StatusEndpoint.PODS + "shop/other", WAIT);
+        UnixSocketClient.Reply all = UnixSocketClient.get(fixture.socket(), StatusEndpoint.DIRECTORIES, WAIT);
+
+        assertThat(reply.status()).isEqualTo(404);
+        assertThat(reply.body()).contains("shop/other has no satoken volume on this agent's node")
+                .doesNotContain("null");
+        assertThat(StatusView.parse(all.body()).text()).doesNotContain("null").contains("Pod shop/cart (uid uid-1)\n");
+    }
 }

@@ -50,6 +50,27 @@ class StatusViewTest {
     }
 
     @Test
+    void durations_areWrittenAsKubernetesWritesThem() {
+        String text = view(true, "").text();
+
+        assertThat(text).contains("lifetime asked: 1h0m0s (expirationSeconds 3600)",
+                "issued at:      2026-01-01T00:00:00Z (9m0s ago)", "expires at:     2026-01-01T01:00:00Z (in 51m0s)",
+                "next refresh:   2026-01-01T00:48:00Z (in 39m0s)").doesNotContain("PT", " s)");
+    }
+
+    @Test
+    void fieldsTheReportLacks_readUnknown_neverNull() {
+        String text = StatusView.parse("{\"node\": null, \"time\": \"" + NOW + "\", \"rereadCheck\": {\"enabled\": false,"
+                + " \"thresholdPercent\": 90}, \"directories\": [{\"name\": \"csi:v\", \"dir\": \"/v\", \"pod\":"
+                + " {\"namespace\": \"shop\", \"name\": \"cart\", \"uid\": null}, \"files\": [{\"path\": \"token\","
+                + " \"serviceAccount\": null, \"audiences\": null, \"expirationSeconds\": 600, \"state\": null,"
+                + " \"issuedAt\": null, \"expiresAt\": null, \"nextRefresh\": null, \"lastError\": null}]}]}").text();
+
+        assertThat(text).startsWith("Pod shop/cart (uid unknown)\n").contains("ServiceAccount: unknown",
+                "state:          unknown", "lifetime asked: 10m0s (expirationSeconds 600)").doesNotContain("null");
+    }
+
+    @Test
     void staticAt_keepsTheProjectionByItsDirOrFile_neverAPodsVolume() {
         StatusView view = view(true, "");
 

@@ -28,7 +28,7 @@ public final class StatusFixture implements AutoCloseable {
     private final Path volume;
     private final Path staticDir;
 
-    private StatusFixture(Path tmp) throws IOException {
+    private StatusFixture(Path tmp, String node) throws IOException {
         volume = Files.createDirectory(tmp.resolve("volume"));
         staticDir = Files.createDirectory(tmp.resolve("static"));
         TokenDirectory pod = new TokenDirectory("csi:vol-1", volume, List.of(new Projection(new TokenKey("shop",
@@ -37,14 +37,19 @@ public final class StatusFixture implements AutoCloseable {
         harness.scheduler().put(new TokenDirectory("static:" + staticDir, staticDir, List.of(new Projection(
                 new TokenKey("monitoring", "exporter", null, 3600, null), "token", 0600, null, null))));
         harness.clock().runDue();
-        endpoint = new StatusEndpoint(tmp.resolve("status.sock"), "node-1", harness.scheduler(),
+        endpoint = new StatusEndpoint(tmp.resolve("status.sock"), node, harness.scheduler(),
                 dir -> dir.name().equals(pod.name()) ? Optional.of(POD) : Optional.empty(), null,
                 AgentConfig.RereadCheck.DEFAULT_THRESHOLD, harness.clock());
     }
 
-    /** Writes both directories and starts the endpoint. */
+    /** Writes both directories and starts the endpoint of an agent on node {@code node-1}. */
     public static StatusFixture start(Path tmp) throws IOException {
-        StatusFixture fixture = new StatusFixture(tmp);
+        return start(tmp, "node-1");
+    }
+
+    /** As {@link #start(Path)}, for an agent on {@code node}: null for one that knows no node (static mode). */
+    public static StatusFixture start(Path tmp, String node) throws IOException {
+        StatusFixture fixture = new StatusFixture(tmp, node);
         fixture.endpoint.start();
         return fixture;
     }

@@ -211,7 +211,7 @@ class TokenRequestFailureTest {
                 .isInstanceOfSatisfying(TokenSourceException.class, e -> {
                     assertThat(e.permanent()).isFalse();
                     assertThat(e).hasMessage("TokenRequest for ns/app-sa failed: client-side rate limit "
-                            + "(0.001 qps, burst 1) has no free slot within 0 s");
+                            + "(0.001 qps, burst 1) has no free slot within 0s");
                 });
         assertThat(requests).hasValue(1);
     }

@@ -1,5 +1,6 @@
 package io.satoken.common.health;
 
+import io.satoken.common.cli.DurationText;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
@@ -122,7 +123,7 @@ public final class UnixSocketClient {
         int ready = left > 0 ? selector.select(Math.max(1, (left + 999_999) / 1_000_000)) : 0;
         selector.selectedKeys().clear();
         if (ready == 0 && deadline - System.nanoTime() <= 0) {
-            throw new SocketTimeoutException(socket + ": waited " + timeout.toMillis() + " ms " + waitingFor);
+            throw new SocketTimeoutException(socket + ": waited " + DurationText.of(timeout) + " " + waitingFor);
         }
     }
 

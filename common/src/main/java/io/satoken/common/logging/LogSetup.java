@@ -30,6 +30,7 @@ public final class LogSetup {
 
     /** satoken's own loggers: the ones {@code --log-level debug} opens up. */
     static final String OWN_LOGGERS = "io.satoken";
+    static final String REFLECTOR_LOGGER = "io.kubernetes.client.informer.cache.ReflectorRunnable";
     static final String TEXT_PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSS'Z',UTC} %-5level [%thread] %logger{36} - %oneLineMsg";
 
     private LogSetup() {
@@ -95,6 +96,9 @@ public final class LogSetup {
         root.setLevel(own.isGreaterOrEqual(Level.INFO) ? own : Level.INFO);
         root.addAppender(appender);
         context.getLogger(OWN_LOGGERS).setLevel(own);
+        // client-java's reflector says "Start listing and watching" at INFO on every attempt, once a second per
+        // informer while the API server is down; the control plane's ListWatchBackoff logs each failed attempt
+        context.getLogger(REFLECTOR_LOGGER).setLevel(Level.WARN);
     }
 
     private static Layout<ILoggingEvent> textLayout(boolean stackTraces) {

@@ -52,7 +52,7 @@ class UnixSocketClientTest {
 
             assertThatThrownBy(() -> UnixSocketClient.get(socket, "/status", Duration.ofMillis(200)))
                     .isInstanceOf(SocketTimeoutException.class)
-                    .hasMessage(socket + ": waited 200 ms for the whole answer");
+                    .hasMessage(socket + ": waited 200ms for the whole answer");
         }
     }
 

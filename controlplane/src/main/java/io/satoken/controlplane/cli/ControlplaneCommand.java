@@ -13,7 +13,20 @@ import picocli.CommandLine.Command;
         versionProvider = BuildVersion.Provider.class,
         description = "Runs the ServiceAccount controllers (legacy tokens, default ServiceAccounts, kube-root-ca.crt,"
                 + " ClusterRole aggregation) with leader election.",
-        subcommands = {RunCommand.class, ValidateCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, CommandLine.HelpCommand.class},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  # Check the flags and files without a cluster, then run the controllers",
+            "  satoken-controlplane validate \\",
+            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
+            "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
+            "      --kubeconfig=/etc/satoken/controlplane.kubeconfig",
+            "  satoken-controlplane run \\",
+            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
+            "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
+            "      --kubeconfig=/etc/satoken/controlplane.kubeconfig",
+            "  # A command's flags and examples",
+            "  satoken-controlplane help run"})
 public final class ControlplaneCommand implements Runnable {
 
     @CommandLine.Spec
@@ -21,7 +34,7 @@ public final class ControlplaneCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run, validate)");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (run, validate, help)");
     }
 
     public static void main(String[] args) {

@@ -5,6 +5,7 @@ import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
 import io.satoken.common.cli.ClientAndMetricsOptions;
 import io.satoken.common.cli.DurationConverter;
+import io.satoken.common.cli.DurationText;
 import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
@@ -44,7 +45,26 @@ import picocli.CommandLine.Option;
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Run the controllers and the admission webhook against the cluster.",
                 "Exit codes: 0 stopped by a signal, 1 lost leadership or failed, 2 bad flags, key, CA or "
-                        + "certificate file."})
+                        + "certificate file."},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  # The controllers, leader-elected, as 30-deployment.yaml runs them",
+            "  satoken-controlplane run --controllers='*' \\",
+            "      --service-account-private-key-file=/etc/satoken/signing-key/sa.key \\",
+            "      --leader-elect-namespace=satoken-controlplane \\",
+            "      --metrics-address=0.0.0.0:10260",
+            "  # The webhook alone, as 35-webhook-deployment.yaml runs it",
+            "  satoken-controlplane run --controllers=-* --leader-elect=false \\",
+            "      --webhook-address=0.0.0.0:9443 \\",
+            "      --tls-cert-file=/etc/satoken/webhook-tls/tls.crt \\",
+            "      --tls-private-key-file=/etc/satoken/webhook-tls/tls.key \\",
+            "      --agent-service-account=satoken-system/satoken-agent",
+            "  # Outside the cluster, on a host as trusted as the API server",
+            "  satoken-controlplane run --kubeconfig=/etc/satoken/controlplane.kubeconfig \\",
+            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
+            "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
+            "      --leader-elect-lease-duration=1m --leader-elect-renew-deadline=40s \\",
+            "      --leader-elect-retry-period=8s"})
 class RunCommand implements Callable<Integer> {
 
     /** Where a pod finds the cluster's CA when {@code --root-ca-file} is not given. */
@@ -169,7 +189,8 @@ class RunCommand implements Callable<Integer> {
         // checked with --no-leader-elect too: a later --leader-elect must not find them broken
         if (!(leaseDuration.compareTo(renewDeadline) > 0 && renewDeadline.compareTo(retryPeriod) > 0)) {
             errors.add("leader election needs lease duration > renew deadline > retry period, got "
-                    + leaseDuration + " > " + renewDeadline + " > " + retryPeriod);
+                    + DurationText.of(leaseDuration) + " > " + DurationText.of(renewDeadline) + " > "
+                    + DurationText.of(retryPeriod));
         }
         boolean tokens = selected != null && selected.contains(TokensController.NAME);
         if (tokens && privateKeyFile == null) {

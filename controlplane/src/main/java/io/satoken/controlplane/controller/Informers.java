@@ -50,20 +50,20 @@ public final class Informers implements AutoCloseable {
     }
 
     public SharedIndexInformer<V1Namespace> namespaces() {
-        return informer(V1Namespace.class, V1NamespaceList.class,
+        return informer(V1Namespace.class, V1NamespaceList.class, "namespaces",
                 p -> core.listNamespace().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
                         .watch(p.watch).buildCall(null));
     }
 
     public SharedIndexInformer<V1ServiceAccount> serviceAccounts() {
-        return informer(V1ServiceAccount.class, V1ServiceAccountList.class,
+        return informer(V1ServiceAccount.class, V1ServiceAccountList.class, "ServiceAccounts",
                 p -> core.listServiceAccountForAllNamespaces().resourceVersion(p.resourceVersion)
                         .timeoutSeconds(p.timeoutSeconds).watch(p.watch).buildCall(null));
     }
 
     /** Secrets of type {@value #TOKEN_SECRET_TYPE} only (TC-1). */
     public SharedIndexInformer<V1Secret> tokenSecrets() {
-        return informer(V1Secret.class, V1SecretList.class,
+        return informer(V1Secret.class, V1SecretList.class, "token Secrets",
                 p -> core.listSecretForAllNamespaces().fieldSelector("type=" + TOKEN_SECRET_TYPE)
                         .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds).watch(p.watch)
                         .buildCall(null));
@@ -71,14 +71,14 @@ public final class Informers implements AutoCloseable {
 
     /** ConfigMaps named {@value #ROOT_CA_CONFIGMAP} only; other ConfigMaps never reach the process (RC-2). */
     public SharedIndexInformer<V1ConfigMap> rootCaConfigMaps() {
-        return informer(V1ConfigMap.class, V1ConfigMapList.class,
+        return informer(V1ConfigMap.class, V1ConfigMapList.class, "kube-root-ca.crt ConfigMaps",
                 p -> core.listConfigMapForAllNamespaces().fieldSelector("metadata.name=" + ROOT_CA_CONFIGMAP)
                         .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds).watch(p.watch)
                         .buildCall(null));
     }
 
     public SharedIndexInformer<V1ClusterRole> clusterRoles() {
-        return informer(V1ClusterRole.class, V1ClusterRoleList.class,
+        return informer(V1ClusterRole.class, V1ClusterRoleList.class, "ClusterRoles",
                 p -> rbac.listClusterRole().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
                         .watch(p.watch).buildCall(null));
     }
@@ -98,12 +98,15 @@ public final class Informers implements AutoCloseable {
         factory.stopAllRegisteredInformers();
     }
 
-    /** The factory's informer for {@code type}, made with {@code calls} the first time it is asked for. */
+    /**
+     * The factory's informer for {@code type}, made with {@code calls} the first time it is asked for. A failed list
+     * or watch of {@code kind} costs one log line and backs off ({@link ListWatchBackoff}).
+     */
     private synchronized <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T> informer(
-            Class<T> type, Class<L> listType, CallGenerator calls) {
+            Class<T> type, Class<L> listType, String kind, CallGenerator calls) {
         SharedIndexInformer<T> informer = factory.getExistingSharedIndexInformer(type);
         if (informer == null) {
-            informer = factory.sharedIndexInformerFor(calls, type, listType, 0);
+            informer = factory.sharedIndexInformerFor(calls, type, listType, 0, new ListWatchBackoff<>(kind));
             made.add(informer);
         }
         return informer;

@@ -1,6 +1,7 @@
 /**
  * What every controller runs on, kept apart from what each one decides. {@link Informers} shares one informer per
- * kind between controllers and the webhook, narrowed at the server where a kind is large; {@link ControllerLoop} is
+ * kind between controllers and the webhook, narrowed at the server where a kind is large, each logging a failed list
+ * or watch once and backing off ({@link ListWatchBackoff}); {@link ControllerLoop} is
  * a rate-limited work queue with workers and a retry limit (TC-2); a controller's sync implements
  * {@link Reconciler} (read from listers, answer done or retry); {@link Controller} is what
  * {@code runtime.ControlplaneRuntime} starts once the caches have synced, and {@link LoopController} the one made of

@@ -110,7 +110,7 @@ class ValidateCommandTest {
                     "satoken-controlplane " + command + ": --metrics-address: expected HOST:PORT, got \"9090\"",
                     "satoken-controlplane " + command + ": --concurrent-syncs must be at least 1, got 0",
                     "satoken-controlplane " + command + ": leader election needs lease duration > renew deadline > "
-                            + "retry period, got PT5S > PT10S > PT2S",
+                            + "retry period, got 5s > 10s > 2s",
                     "satoken-controlplane " + command + ": --admission-token-volume: expected projected, "
                             + "got \"hostpath\"",
                     "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are pods, "
@@ -132,7 +132,7 @@ class ValidateCommandTest {
         Result r = run(args.toArray(String[]::new));
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.err()).contains(
-                "lease duration > renew deadline > retry period, got PT1S > PT10S > PT2S",
+                "lease duration > renew deadline > retry period, got 1s > 10s > 2s",
                 "--service-account-private-key-file " + notPem,
                 "need --webhook-address",
                 "--tls-cert-file " + tmp.resolve("absent.crt") + ": not found or not readable",

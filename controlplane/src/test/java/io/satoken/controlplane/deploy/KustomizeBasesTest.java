@@ -166,8 +166,10 @@ class KustomizeBasesTest {
         assertThat(sc.getCapabilities().getDrop()).containsExactly("ALL");
         assertThat(sc.getCapabilities().getAdd()).isNullOrEmpty();
         assertThat(runAsUser).isEqualTo(0);
-        assertThat(controllers.getSpec().getTemplate().getSpec().getNodeSelector())
-                .containsExactly(Map.entry("node-role.kubernetes.io/control-plane", ""));
+        // control-plane nodes, of the images' platform
+        assertThat(controllers.getSpec().getTemplate().getSpec().getNodeSelector()).containsOnly(
+                Map.entry("node-role.kubernetes.io/control-plane", ""), Map.entry("kubernetes.io/os", "linux"),
+                Map.entry("kubernetes.io/arch", "amd64"));
     }
 
     private static V1Deployment controllers() throws IOException {
