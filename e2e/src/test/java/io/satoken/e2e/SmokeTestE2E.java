@@ -47,9 +47,9 @@ class SmokeTestE2E {
         });
     }
 
-    /** The command lines of the README's smoke test: continuation lines joined, comments left out. */
+    /** The command lines of the install guide's smoke test: continuation lines joined, comments left out. */
     private static List<List<String>> smokeTestCommands() throws Exception {
-        String readme = Files.readString(E2E.repo().resolve("README.md"));
+        String readme = Files.readString(E2E.repo().resolve("docs/install.md"));
         int section = readme.indexOf("### Smoke test");
         int start = readme.indexOf("```sh\n", section) + "```sh\n".length();
         String block = readme.substring(start, readme.indexOf("```", start));

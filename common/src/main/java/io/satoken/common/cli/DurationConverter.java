@@ -11,7 +11,7 @@ import picocli.CommandLine;
  * A bare number, a sign, a fraction or a space is rejected, with a message naming the value.
  *
  * <p>The one grammar of both programs' duration flags. The agent always took several parts; the control plane's
- * {@code --leader-elect-*} flags took a single part until issue 18 and now take {@code 1h30m} too.
+ * {@code --leader-elect-*} flags once took a single part and now take {@code 1h30m} too.
  */
 public final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
 

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 15, finding 4: clients that connect and stall, send half a request, trickle it, never read the answer,
+ * The first security review: clients that connect and stall, send half a request, trickle it, never read the answer,
  * or open many connections must not stop {@code /healthz} from answering, since both control-plane replicas
  * failing their probes stops pod creation cluster-wide. Attackers connect from 127.0.0.2 and up, the probe from
  * 127.0.0.1, as a pod and the kubelet have different addresses.

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * AD-4: cache first, then live GETs; ten for {@code default} with one random 100–199 ms pause, one otherwise.
- * An account every attempt found missing is remembered as missing for a few seconds (issue 15, finding 4).
+ * An account every attempt found missing is remembered as missing for a few seconds (the first security review).
  */
 class ServiceAccountLookupTest {
 

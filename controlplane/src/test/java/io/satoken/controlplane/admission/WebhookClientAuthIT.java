@@ -29,7 +29,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code --client-ca-file} against a real kube-apiserver (issue 15, finding 4): the API server, given an
+ * {@code --client-ca-file} against a real kube-apiserver (the first security review): the API server, given an
  * AdmissionConfiguration whose kubeconfig names the webhook's host:port with a client certificate, is
  * served; for a webhook its kubeconfig does not name it sends no certificate, and that webhook's handshake
  * refuses it. Both webhooks require a certificate from the same CA; only the kubeconfig differs.

@@ -49,7 +49,7 @@ import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 
 /**
  * The server on loopback over real TLS: what the API server sees for good, malformed, oversized, slow and
- * undecided requests, what clients sending many large bodies at once get (issue 15, finding 4: bounded memory
+ * undecided requests, what clients sending many large bodies at once get (the first security review: bounded memory
  * for bodies), client-certificate authentication, and certificate rotation without a restart. Timeouts are
  * set short; the tests wait on the server's answers or state, never sleep.
  */

@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The control plane at idle in a cluster of many namespaces (issue 17): its RSS and CPU once the controllers
+ * The control plane at idle in a cluster of many namespaces: its RSS and CPU once the controllers
  * have converged and nothing changes.
  *
  * <ol>

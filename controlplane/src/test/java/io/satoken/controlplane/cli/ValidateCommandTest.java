@@ -82,7 +82,7 @@ class ValidateCommandTest {
 
     @Test
     void leaderElectionDurationsOfSeveralParts_validate() {
-        // issue 18: the control plane's duration flags take the agent's grammar too (1h30m, 1m500ms)
+        // the control plane's duration flags take the agent's grammar too (1h30m, 1m500ms)
         Result r = run("validate", "--controllers=serviceaccounts", "--leader-elect-lease-duration=1m30s",
                 "--leader-elect-renew-deadline=1m", "--leader-elect-retry-period=2s500ms");
         assertThat(r.exit()).as(r.err()).isZero();
