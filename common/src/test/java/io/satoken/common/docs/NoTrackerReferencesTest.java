@@ -5,11 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.charset.MalformedInputException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -29,34 +26,18 @@ class NoTrackerReferencesTest {
     void noFileOfTheRepository_citesATrackerIssueByNumber() throws IOException {
         Path root = RuleIdsDefinedTest.repositoryRoot();
         List<String> found = new ArrayList<>();
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-                String name = dir.getFileName() == null ? "" : dir.getFileName().toString();
-                boolean skipped = !dir.equals(root) && (name.equals("target") || name.startsWith("."));
-                return skipped ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+        for (Path file : RuleIdsDefinedTest.textFiles(root)) {
+            String text;
+            try {
+                text = Files.readString(file, StandardCharsets.UTF_8);
+            } catch (MalformedInputException | java.nio.file.NoSuchFileException skipped) {
+                continue;
             }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                String name = file.getFileName().toString();
-                int dot = name.lastIndexOf('.');
-                if (dot < 0 || !RuleIdsDefinedTest.EXTENSIONS.contains(name.substring(dot + 1))) {
-                    return FileVisitResult.CONTINUE;
-                }
-                String text;
-                try {
-                    text = Files.readString(file, StandardCharsets.UTF_8);
-                } catch (MalformedInputException binary) {
-                    return FileVisitResult.CONTINUE;
-                }
-                Matcher m = TRACKER_NUMBER.matcher(text);
-                while (m.find()) {
-                    found.add(root.relativize(file) + ": \"" + m.group() + "\"");
-                }
-                return FileVisitResult.CONTINUE;
+            Matcher m = TRACKER_NUMBER.matcher(text);
+            while (m.find()) {
+                found.add(root.relativize(file) + ": \"" + m.group() + "\"");
             }
-        });
+        }
 
         assertThat(found).as("say what the thing is instead").isEmpty();
     }

@@ -144,6 +144,28 @@ class RuleIdsDefinedTest {
 
     /** Every ID cited under {@code root}, with the first file (in path order) that cites it. */
     static Map<String, Path> citations(Path root) throws IOException {
+        List<Path> files = textFiles(root);
+
+        Map<String, Path> citedBy = new TreeMap<>(BY_PREFIX_AND_NUMBER);
+        for (Path file : files) {
+            String text;
+            try {
+                text = new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+            } catch (IOException gone) {
+                continue;
+            }
+            for (String id : ids(text)) {
+                citedBy.putIfAbsent(id, file);
+            }
+        }
+        return citedBy;
+    }
+
+    /**
+     * The repository's text files (the {@link #EXTENSIONS}) under {@code root}, in path order, outside {@code target}
+     * and dot directories: what the documentation checks read.
+     */
+    static List<Path> textFiles(Path root) throws IOException {
         List<Path> files = new ArrayList<>();
         Files.walkFileTree(root, new SimpleFileVisitor<>() {
             @Override
@@ -170,20 +192,7 @@ class RuleIdsDefinedTest {
             }
         });
         files.sort(Comparator.comparing(p -> root.relativize(p).toString()));
-
-        Map<String, Path> citedBy = new TreeMap<>(BY_PREFIX_AND_NUMBER);
-        for (Path file : files) {
-            String text;
-            try {
-                text = new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
-            } catch (IOException gone) {
-                continue;
-            }
-            for (String id : ids(text)) {
-                citedBy.putIfAbsent(id, file);
-            }
-        }
-        return citedBy;
+        return files;
     }
 
     /** The nearest directory, from the working directory up, that holds {@value #DOCS} and a pom.xml. */
