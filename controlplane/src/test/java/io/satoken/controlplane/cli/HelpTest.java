@@ -1,15 +1,13 @@
 package io.satoken.controlplane.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.satoken.common.testing.HelpExamples;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** Every command's {@code --help} ends with examples that are real command lines, and {@code help} is a command. */
 class HelpTest {
@@ -18,26 +16,12 @@ class HelpTest {
 
     @Test
     void everyCommand_showsExamples_thatParse() {
-        List<String> commands = new ArrayList<>(List.of(""));
-        new CommandLine(new ControlplaneCommand()).getSubcommands().keySet().stream().filter(c -> !c.equals("help"))
-                .forEach(commands::add);
+        List<String> commands = HelpExamples.checkEveryCommand("satoken-controlplane", ControlplaneCommand::new, args -> {
+            Result r = run(args);
+            return Map.entry(r.exit(), r.out());
+        });
+
         assertThat(commands).contains("run", "validate");
-        for (String command : commands) {
-            Result help = command.isEmpty() ? run("--help") : run(command, "--help");
-            assertThat(help.exit()).as(command).isZero();
-            List<List<String>> examples = HelpExamples.of(help.out());
-            assertThat(examples).as("examples of '%s'", command).isNotEmpty();
-            if (!command.isEmpty()) {
-                assertThat(examples).as("an example of '%s' runs it", command)
-                        .anySatisfy(e -> assertThat(e.subList(0, 2)).containsExactly("satoken-controlplane", command));
-            }
-            for (List<String> example : examples) {
-                assertThat(example.get(0)).isEqualTo("satoken-controlplane");
-                List<String> args = example.subList(1, example.size());
-                assertThatCode(() -> new CommandLine(new ControlplaneCommand()).parseArgs(args.toArray(String[]::new)))
-                        .as(String.join(" ", example)).doesNotThrowAnyException();
-            }
-        }
     }
 
     @Test
