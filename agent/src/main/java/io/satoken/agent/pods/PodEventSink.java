@@ -6,8 +6,6 @@ import io.kubernetes.client.openapi.models.V1Pod;
 @FunctionalInterface
 public interface PodEventSink {
 
-    /** The projections annotation could not be used. */
-    String INVALID_TOKEN_PROJECTION = "InvalidTokenProjection";
     /** A TokenRequest for one of the pod's projections failed. */
     String TOKEN_REQUEST_FAILED = "TokenRequestFailed";
     /** A token was issued in the future of the node's clock. */

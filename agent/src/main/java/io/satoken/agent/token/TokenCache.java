@@ -107,16 +107,6 @@ public final class TokenCache {
         tokens.invalidate(key);
     }
 
-    /** TM-10: drops every token bound to the pod with this UID. */
-    public void invalidatePod(String podUid) {
-        inFlight.keySet().removeIf(key -> boundTo(key, podUid));
-        tokens.asMap().keySet().removeIf(key -> boundTo(key, podUid));
-    }
-
-    private static boolean boundTo(TokenKey key, String podUid) {
-        return key.boundObject().isPod() && key.boundObject().uid().equals(podUid);
-    }
-
     /** How many {@link #get} calls were answered from the cache. */
     public long hits() {
         return hits.sum();

@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * T/token  -> ..data/token          one link per top-level name of the payload
  * </pre>
  *
- * <p>One writer per directory; {@link #write} and {@link #cleanUp} may be called from several threads
+ * <p>One writer per directory; {@link #write} and {@link #remove} may be called from several threads
  * of that writer. Names starting with {@code ..} belong to the writer (AW-5); other names in the
  * target directory that the payload never held are not touched.
  */
@@ -215,16 +215,6 @@ public final class AtomicWriter implements DirectoryWriter {
                     + ", but removing the old version failed: " + failure.getMessage(), failure);
         }
         return true;
-    }
-
-    /**
-     * Removes crash leftovers without writing: a stale {@code ..data_tmp} and every timestamped dir
-     * that {@code ..data} does not point to. Nothing else is touched.
-     */
-    public synchronized void cleanUp() throws IOException {
-        try (OpenDir target = openTarget()) {
-            removeLeftovers(target, publishedDirName(target));
-        }
     }
 
     /**

@@ -226,6 +226,8 @@ class RefreshSchedulerTest {
 
     @Test
     void remove_leavesNoTimerAndNoCachedToken() throws Exception {
+        // TM-10: a volume's teardown drops the tokens only it used (the cache has no per-pod sweep: keys
+        // are dropped as their last directory goes)
         scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"), file(STS, "sts"))));
         scheduler.put(new TokenDirectory("b", dir("b"), List.of(file(VAULT, "token"))));
         clock.runDue();

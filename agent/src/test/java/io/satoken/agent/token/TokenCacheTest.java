@@ -233,20 +233,6 @@ class TokenCacheTest {
     }
 
     @Test
-    void invalidatePod_dropsOnlyThatPodsTokens() throws Exception {
-        // TM-10
-        TokenKey podA = new TokenKey("ns", "app", null, 3600, BoundObjectRef.pod("a", "uid-a"));
-        TokenKey podB = new TokenKey("ns", "app", null, 3600, BoundObjectRef.pod("b", "uid-b"));
-        cache.get(podA);
-        cache.get(podB);
-        cache.get(KEY);
-        cache.invalidatePod("uid-a");
-        assertThat(cache.peek(podA)).isEmpty();
-        assertThat(cache.peek(podB)).isPresent();
-        assertThat(cache.peek(KEY)).isPresent();
-    }
-
-    @Test
     void invalidate_whileACallIsInFlight_theCallsTokenIsNotCached() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         TokenSource slow = key -> {

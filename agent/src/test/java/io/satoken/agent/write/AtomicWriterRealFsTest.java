@@ -131,19 +131,6 @@ class AtomicWriterRealFsTest {
     }
 
     @Test
-    void cleanUp_removesLeftoversWithoutWriting() throws IOException {
-        AtomicWriter writer = new AtomicWriter(target, CLOCK);
-        writer.write(Map.of("token", FileContent.of(version(1), 0600)));
-        String published = Files.readSymbolicLink(target.resolve("..data")).toString();
-        crashLeavingStrayDirAndDataTmp();
-        Files.createDirectories(target.resolve("user-dir"));
-
-        writer.cleanUp();
-
-        assertThat(names()).containsExactlyInAnyOrder(published, "..data", "token", "user-dir");
-    }
-
-    @Test
     void remove_deletesOnlyWhatTheLayoutPutThere_andTheDirOnceEmpty() throws IOException {
         Path dir = Files.createDirectories(target.resolve("static"));
         AtomicWriter writer = new AtomicWriter(dir, CLOCK);

@@ -171,11 +171,6 @@ public final class ControlplaneRuntime implements AutoCloseable {
         return registry;
     }
 
-    /** True while this process holds the Lease, or always without leader election. */
-    public boolean leading() {
-        return leading.get();
-    }
-
     @Override
     public void close() {
         stopping.set(true);
