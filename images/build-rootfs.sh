@@ -15,7 +15,7 @@
 #                 com/sun/jna/<os-arch>/libjnidispatch.so) are added too
 #   --mount       add mount and umount (the agent mounts each token volume's tmpfs)
 #   --no-runtime  only the launcher: for a base image that has a shell, a JRE at /opt/java/openjdk and
-#                 mount, such as eclipse-temurin:17-jre (the README's "Images" tells how)
+#                 mount, such as eclipse-temurin:17-jre (docs/install.md, "Images", tells how)
 #   --sbom        the program's CycloneDX SBOM (the jar and its libraries, which Jib puts under /app), copied
 #                 into the image as /usr/share/satoken/sbom/PROGRAM.cdx.json
 #   --sbom-out    a directory to put a copy of the image's Debian SBOM in (PROGRAM-image-debian.cdx.json), next
