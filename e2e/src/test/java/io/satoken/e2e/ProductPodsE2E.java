@@ -57,7 +57,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
 /**
  * The whole product as an operator runs it: the images that {@code mvn -Pimages package} built, imported
  * into a real node's containerd, and the kustomize bases applied with {@code kubectl apply -k} through a
- * test overlay, in the README's order: the control plane, then the webhook registrations once the webhook
+ * test overlay, in docs/install.md's order: the control plane, then the webhook registrations once the webhook
  * serves, then the agent. Real kube-controller-manager (DaemonSet, Deployment and ReplicaSet controllers
  * only) and kube-scheduler place the pods; satoken's control plane replaces the ServiceAccount controllers
  * and admission.
@@ -128,7 +128,7 @@ class ProductPodsE2E {
                   - level: None
                 """);
         long started = System.nanoTime();
-        // the webhook Deployment requires the API server's client certificate (README, "Client certificates")
+        // the webhook Deployment requires the API server's client certificate (docs/control-plane.md, "Client certificates")
         ApiServerClientCertificate clientCertificate = ApiServerClientCertificate.write(work.resolve("client-auth"));
         node = KubeletNode.builder().apiServer(b -> clientCertificate.presentedBy(b)
                 .flag("--audit-policy-file", policy.toString())
@@ -142,7 +142,7 @@ class ProductPodsE2E {
         // the controllers' Deployment runs on control-plane nodes only; this node is one
         kubectl("label", "node", node.nodeName(), "node-role.kubernetes.io/control-plane=");
 
-        // What an operator does first (README, "Install"): the namespaces, while kube-controller-manager
+        // What an operator does first (docs/install.md): the namespaces, while kube-controller-manager
         // still publishes kube-root-ca.crt (here the test does, as none runs), and the webhook's serving
         // certificate. The base runs no tokens controller, so no signing key is needed.
         kubectl("apply", "-f", E2E.repo().resolve("controlplane/deploy/00-namespace.yaml").toString());
@@ -280,7 +280,7 @@ class ProductPodsE2E {
                 .isEqualTo(requestsBefore);
         assertThat(sha256(readToken())).as("the token file after the restart").isEqualTo(sha256(consumerToken));
 
-        // the README's way to look at one pod: kubectl satoken explain, which asks the agent on the pod's node
+        // docs/operations.md's way to look at one pod: kubectl satoken explain, which asks the agent on the pod's node
         Commands.Result explained = kubectl.plugin(E2E.repo().resolve("agent/bin/kubectl-satoken"), "explain",
                 consumerNamespace + "/reader");
         assertThat(explained.exit()).as("kubectl satoken explain; output:\n%s", explained.output()).isZero();

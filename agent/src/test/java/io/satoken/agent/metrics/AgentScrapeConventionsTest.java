@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The agent's {@code /metrics} as a freshly built agent serves it (CSI and static mode, before any token or
- * publish), read against Prometheus conventions and against the metrics the README documents.
+ * publish), read against Prometheus conventions and against the metrics docs/operations.md documents.
  */
 class AgentScrapeConventionsTest {
 
@@ -36,7 +36,7 @@ class AgentScrapeConventionsTest {
         }
     }
 
-    /** The README's table of the agent's metrics. */
+    /** docs/operations.md's table of the agent's metrics. */
     static final List<Case> DOCUMENTED = List.of(
             new Case("satoken_token_requests_total", "counter", "result", List.of("refused", "retryable", "success")),
             new Case("satoken_token_request_duration_seconds", "histogram", null, List.of()),
@@ -101,7 +101,7 @@ class AgentScrapeConventionsTest {
                 "process_uptime_seconds");
     }
 
-    /** Every satoken_ family the agent serves is in the README's table: nothing undocumented. */
+    /** Every satoken_ family the agent serves is in docs/operations.md's table: nothing undocumented. */
     @Test
     void everyServedSatokenMetric_isDocumented() {
         List<String> documented = DOCUMENTED.stream().map(Case::family).toList();

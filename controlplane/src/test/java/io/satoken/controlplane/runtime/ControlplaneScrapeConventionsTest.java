@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The control plane's {@code /metrics} as a process with every controller and both webhooks serves it before
- * it has led or answered anything, read against Prometheus conventions and the metrics the README documents.
+ * it has led or answered anything, read against Prometheus conventions and the metrics docs/operations.md documents.
  */
 class ControlplaneScrapeConventionsTest {
 
@@ -31,7 +31,7 @@ class ControlplaneScrapeConventionsTest {
             "tokens-secrets", "tokens-serviceaccounts");
     private static final List<String> PATHS = List.of("/mutate/pods", "/validate/serviceaccount-token", "other");
 
-    /** The README's metrics of the control plane; those of the aggregation controller appear once it runs. */
+    /** docs/operations.md's metrics of the control plane; those of the aggregation controller appear once it runs. */
     static final List<Case> DOCUMENTED = List.of(
             new Case("satoken_controlplane_leader", "gauge", null, List.of()),
             new Case("satoken_controller_reconcile_seconds", "histogram", "controller", LOOPS),

@@ -275,7 +275,7 @@ class DeployManifestsIT {
     }
 
     /**
-     * The agent's consumer example (the pod the README deploys, asking for tokens with a CSI inline volume)
+     * The agent's consumer example (the pod docs/csi.md deploys, asking for tokens with a CSI inline volume)
      * is admitted in a namespace enforcing the restricted level, as this namespace does.
      */
     @Test

@@ -63,7 +63,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * <p>With the webhook up: its RBAC is enough to admit pods and to check an agent's token request, and an
  * agent's request for the controllers' or the webhook's own ServiceAccount reaches the webhook (finding 1:
  * no namespace is skipped). With it stopped: the decision for API servers that ignore matchConditions (the
- * tests run v1.26.1) is what the README states. Before 1.28 the stored configuration has no matchConditions
+ * tests run v1.26.1) is what docs/versions.md states. Before 1.28 the stored configuration has no matchConditions
  * and a kubelet's token request fails while no replica is ready; from 1.28 only the agent's requests are
  * sent, and a kubelet's succeeds. An agent's request fails on every version (fail-closed).
  */

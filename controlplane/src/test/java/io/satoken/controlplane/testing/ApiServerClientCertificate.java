@@ -7,7 +7,7 @@ import java.nio.file.Path;
 
 /**
  * What {@code controlplane/deploy} asks of the API server by default: a client certificate it presents to the
- * webhook. Written as the README's "Client certificates" steps write them: a CA (the webhook's
+ * webhook. Written as the "Client certificates" steps of docs/control-plane.md write them: a CA (the webhook's
  * {@code --client-ca-file}, in a cluster the ConfigMap {@code satoken-webhook-client-ca}), a certificate it signs for
  * the API server, a kubeconfig presenting that certificate to every webhook (user {@code "*"}: the tests reach the
  * webhook at a loopback port chosen later), and the AdmissionConfiguration naming the kubeconfig for both webhook
