@@ -31,6 +31,7 @@ import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import io.satoken.common.kube.KubeClients;
 import io.satoken.common.kube.RateLimiter;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
@@ -39,6 +40,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,7 +86,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * more flow in workload-low); with the noise and the FlowSchema applied as shipped (on servers before 1.29,
  * which serve flowcontrol only up to v1beta3, its apiVersion is rewritten to v1beta3: same fields). Proven:
  * the noise gets 429s in both noisy phases (the contention is real); with the FlowSchema the agent's requests
- * are served in its level, none gets a 429 and the agent keeps its own rate; without it they are slowed.
+ * are served in its level, none gets a 429 and the agent keeps the rate it has alone (its cap); without it
+ * they are slowed.
  */
 @RequiresKubeApiServer
 class ApfE2E {
@@ -120,6 +123,7 @@ class ApfE2E {
         web = admin.createNamespacedPod(app, web).execute();
         ApiClient agentClient = server.clientFor(server.serviceAccountToken(AgentIdentity.NAMESPACE,
                 AgentIdentity.SERVICE_ACCOUNT));
+        agentClient.setReadTimeout((int) KubeClients.READ_TIMEOUT.toMillis()); // the agent's own
         // the noise: ServiceAccounts that may create ConfigMaps in their namespace, and a slow webhook
         String noise = noisyAccounts(server);
         try (SlowWebhook webhook = SlowWebhook.start(tmp)) {
@@ -145,24 +149,27 @@ class ApfE2E {
             assertThat(without.inAgentLevel()).as("no FlowSchema: nothing in satoken-agent").isZero();
             assertThat(with.inAgentLevel()).as("every TokenRequest in the agent's level").isEqualTo(with.requests());
             assertThat(with.agent429()).as("no TokenRequest refused with the FlowSchema").isZero();
-            assertThat(with.rate()).as("the agent keeps its own rate cap (20/s) with the FlowSchema")
-                    .isGreaterThan(0.9 * RateLimiter.DEFAULT_QPS);
-            assertThat(without.p50Ms()).as("without the FlowSchema the TokenRequests wait in workload-low")
-                    .isGreaterThan(3 * with.p50Ms());
+            assertThat(with.timeouts()).as("no TokenRequest timed out with the FlowSchema").isZero();
+            // its own cap, or what it reached alone where the machine itself holds it back
+            assertThat(with.rate()).as("the agent keeps the rate it has alone (at most its cap) with the FlowSchema")
+                    .isGreaterThanOrEqualTo(0.9 * Math.min(alone.rate(), RateLimiter.DEFAULT_QPS));
+            assertThat(without.rate()).as("without the FlowSchema the TokenRequests wait in workload-low")
+                    .isLessThan(0.5 * with.rate());
         }
     }
 
-    record Phase(int requests, double seconds, int agent429, double p50Ms, double p99Ms, double noise429,
-            double inAgentLevel) {
+    record Phase(int requests, double seconds, int agent429, int timeouts, double p50Ms, double p99Ms,
+            double noise429, double inAgentLevel) {
         double rate() {
             return requests / seconds;
         }
 
         @Override
         public String toString() {
-            return String.format("%d TokenRequests in %.1f s (%.1f/s), %d answered 429, latency p50 %.1f ms, "
-                    + "p99 %.1f ms; noise answered 429: %.0f; dispatched in priority level satoken-agent: %.0f",
-                    requests, seconds, rate(), agent429, p50Ms, p99Ms, noise429, inAgentLevel);
+            return String.format("%d TokenRequests in %.1f s (%.1f/s), %d answered 429, %d timed out after %d s, "
+                    + "latency p50 %.1f ms, p99 %.1f ms; noise answered 429: %.0f; dispatched in priority level "
+                    + "satoken-agent: %.0f", requests, seconds, rate(), agent429, timeouts,
+                    KubeClients.READ_TIMEOUT.toSeconds(), p50Ms, p99Ms, noise429, inAgentLevel);
         }
     }
 
@@ -196,6 +203,7 @@ class ApfE2E {
                 RateLimiter.DEFAULT_MAX_WAIT);
         List<Long> nanos = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger refused = new AtomicInteger();
+        AtomicInteger timedOut = new AtomicInteger();
         long start = System.nanoTime();
         long end = start + TimeUnit.SECONDS.toNanos(AGENT_SECONDS);
         ExecutorService agentThreads = Executors.newFixedThreadPool(AGENT_THREADS);
@@ -215,10 +223,13 @@ class ApfE2E {
                                 .getStatus().getToken());
                         nanos.add(System.nanoTime() - sent);
                     } catch (ApiException e) {
-                        if (e.getCode() != 429) {
+                        if (e.getCode() == 429) {
+                            refused.incrementAndGet();
+                        } else if (e.getCode() == 0 && e.getCause() instanceof SocketTimeoutException) {
+                            timedOut.incrementAndGet(); // the agent's read timeout: it would retry later
+                        } else {
                             throw e;
                         }
-                        refused.incrementAndGet();
                     }
                 }
                 return null;
@@ -236,12 +247,15 @@ class ApfE2E {
         List<Long> sorted = new ArrayList<>(nanos);
         Collections.sort(sorted);
         int n = sorted.size();
-        assertThat(n).as("TokenRequests served").isPositive();
-        return new Phase(n, seconds, refused.get(), sorted.get((int) Math.ceil(0.5 * n) - 1) / 1e6,
-                sorted.get((int) Math.ceil(0.99 * n) - 1) / 1e6,
+        return new Phase(n, seconds, refused.get(), timedOut.get(), quantileMs(sorted, 0.5), quantileMs(sorted, 0.99),
                 delta(before, after, "apiserver_flowcontrol_rejected_requests_total", "priority_level=\"workload-low\""),
                 delta(before, after, "apiserver_flowcontrol_dispatched_requests_total",
                         "priority_level=\"satoken-agent\""));
+    }
+
+    /** The {@code q} quantile of sorted nanoseconds, in ms; NaN when no request succeeded. */
+    static double quantileMs(List<Long> sorted, double q) {
+        return sorted.isEmpty() ? Double.NaN : sorted.get((int) Math.ceil(q * sorted.size()) - 1) / 1e6;
     }
 
     static double delta(String before, String after, String family, String... labels) {
