@@ -8,7 +8,7 @@ import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.kube.KubeClients;
-import io.satoken.agent.kube.RateLimiter;
+import io.satoken.common.kube.RateLimiter;
 import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.config.InvalidConfigException;

@@ -7,7 +7,7 @@ import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1BoundObjectReference;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1TokenRequestStatus;
-import io.satoken.agent.kube.RateLimiter;
+import io.satoken.common.kube.RateLimiter;
 import io.satoken.common.cli.DurationText;
 import java.util.Objects;
 

@@ -25,7 +25,7 @@ import io.satoken.agent.csi.TmpfsMounter;
 import io.satoken.agent.csi.wire.InfoRequest;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.RegistrationStatus;
-import io.satoken.agent.kube.RateLimiter;
+import io.satoken.common.kube.RateLimiter;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.testing.CsiClient;

@@ -18,7 +18,7 @@ import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1TokenReview;
 import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
-import io.satoken.agent.kube.RateLimiter;
+import io.satoken.common.kube.RateLimiter;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.TokenInfo;

@@ -7,7 +7,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.credentials.AccessTokenAuthentication;
-import io.satoken.agent.kube.RateLimiter;
+import io.satoken.common.kube.RateLimiter;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;

@@ -15,7 +15,7 @@ import io.kubernetes.client.openapi.models.V1TokenReview;
 import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.satoken.common.kube.KubeClients;
-import io.satoken.agent.kube.RateLimiter;
+import io.satoken.common.kube.RateLimiter;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import java.nio.file.Path;

@@ -16,15 +16,23 @@ import java.util.Optional;
  * every other requester is allowed unchanged after reading only {@code userInfo.username} (what a
  * matchCondition filters on, on API servers that have them):
  * <ol>
- *   <li>NT-1: the requester is an agent pod: its token names the pod
- *       ({@value #POD_NAME_EXTRA}, {@value #POD_UID_EXTRA}), which exists in the agent's namespace with that
- *       uid and is bound to a node;</li>
+ *   <li>NT-1: the requester is an agent pod, and its node is known: its token names the pod
+ *       ({@value #POD_NAME_EXTRA}, {@value #POD_UID_EXTRA}). From Kubernetes 1.30 the token names the pod's
+ *       node too ({@value #NODE_NAME_EXTRA}), which is taken as it is, with no read; without it (older
+ *       servers, or the feature off) the pod is read: it must exist in the agent's namespace with that uid
+ *       and be bound to a node. Both are the API server's word: its authenticator put the extras there from
+ *       the token it verified, and checked for this very request that the pod still exists with that uid
+ *       (from 1.30, that the node does too); a token can only be bound to a pod of its ServiceAccount's
+ *       namespace that runs as that account, and a pod's node never changes once set. The one other source
+ *       of such extras is impersonation, which needs {@code impersonate} on the agent's ServiceAccount and
+ *       on {@code userextras/authentication.kubernetes.io/...}: whoever may do that is trusted as far as the
+ *       API server trusts them (on older servers they could name any agent pod, and so its node);</li>
  *   <li>NT-2: the request binds the token to one pod: {@code spec.boundObjectRef} has kind {@code Pod},
  *       a name and a uid (kubelet always gives the uid; without it the token could bind to a pod created
  *       later under the same name);</li>
  *   <li>NT-3: that pod exists now in the request's namespace with that uid, read live, never from a
  *       cache: a pod deleted, or deleted and created again under the same name, is refused;</li>
- *   <li>NT-4: it is bound to the agent pod's node;</li>
+ *   <li>NT-4: it is bound to the agent pod's node, as NT-1 learnt it;</li>
  *   <li>NT-5: it runs as the ServiceAccount whose token is requested;</li>
  *   <li>NT-6: {@code spec.audiences} and {@code spec.expirationSeconds} equal one of the files the pod's
  *       {@value AgentTokenInjection#DRIVER} volumes ask for, defaulted as the agent defaults them
@@ -36,6 +44,8 @@ final class NodeTokenRestriction implements Admission {
 
     static final String POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name";
     static final String POD_UID_EXTRA = "authentication.kubernetes.io/pod-uid";
+    /** Kubernetes 1.30+ (ServiceAccountTokenPodNodeInfo): the node of the pod a token is bound to. */
+    static final String NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name";
     private static final String REF = "spec.boundObjectRef";
 
     /** {@code --agent-service-account}: the agents' ServiceAccount. */
@@ -87,10 +97,18 @@ final class NodeTokenRestriction implements Admission {
             return deny("NT-1: the requester's token is not bound to a pod (no " + POD_NAME_EXTRA + " and "
                     + POD_UID_EXTRA + "); the agent must use its pod's projected token");
         }
-        Optional<PodFacts> agentPod = pods.requester(agent.namespace(), agentPodName, agentPodUid);
-        if (agentPod.isEmpty() || !agentPod.get().bound()) {
-            return deny("NT-1: the requester's pod " + agent.namespace() + "/" + agentPodName + " (uid "
-                    + agentPodUid + ") does not exist or is not bound to a node");
+        String agentPod = agent.namespace() + "/" + agentPodName;
+        // from 1.30 the token names its pod's node; before, or without it, the agent pod is read
+        String node = request.userInfo().extraValue(NODE_NAME_EXTRA);
+        String nodeFrom = "named by its token";
+        if (node == null || node.isEmpty()) {
+            Optional<PodFacts> found = pods.requester(agent.namespace(), agentPodName, agentPodUid);
+            if (found.isEmpty() || !found.get().bound()) {
+                return deny("NT-1: the requester's pod " + agentPod + " (uid " + agentPodUid
+                        + ") does not exist or is not bound to a node");
+            }
+            node = found.get().nodeName();
+            nodeFrom = "read from the pod";
         }
         // NT-2
         TokenRequestView token = new TokenRequestView(request.object());
@@ -113,11 +131,10 @@ final class NodeTokenRestriction implements Admission {
         }
         PodFacts pod = found.get();
         // NT-4
-        String node = agentPod.get().nodeName();
         if (!node.equals(pod.nodeName())) {
             return deny("NT-4: pod " + target + " is " + (pod.bound() ? "on node " + pod.nodeName()
-                    : "not bound to a node") + ", but the agent pod " + agentPod.get().namespacedName()
-                    + " is on node " + node);
+                    : "not bound to a node") + ", but the agent pod " + agentPod + " is on node " + node
+                    + " (" + nodeFrom + ")");
         }
         // NT-5
         String account = pod.serviceAccountName().isEmpty() ? ServiceAccountAdmission.DEFAULT_SERVICE_ACCOUNT

@@ -10,12 +10,14 @@ import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.kube.KubeClients;
+import io.satoken.common.kube.RateLimiter;
 import io.satoken.controlplane.admission.AdmissionWebhook;
 import io.satoken.controlplane.jwt.KeyFileException;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;
 import io.satoken.controlplane.rootca.RootCaBundle;
 import io.satoken.controlplane.rootca.RootCaPublisher;
+import io.satoken.controlplane.runtime.ClientRateLimit;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
 import io.satoken.controlplane.tokens.TokensController;
@@ -64,7 +66,11 @@ import picocli.CommandLine.Option;
             "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
             "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
             "      --leader-elect-lease-duration=1m --leader-elect-renew-deadline=40s \\",
-            "      --leader-elect-retry-period=8s"})
+            "      --leader-elect-retry-period=8s",
+            "  # A large cluster: more controller requests per second than the default 20",
+            "  satoken-controlplane run --kube-api-qps=50 --kube-api-burst=100 \\",
+            "      --controllers='*,tokens' \\",
+            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key"})
 class RunCommand implements Callable<Integer> {
 
     /** Where a pod finds the cluster's CA when {@code --root-ca-file} is not given. */
@@ -106,6 +112,17 @@ class RunCommand implements Callable<Integer> {
             description = "Workers per controller queue (default: ${DEFAULT-VALUE}).")
     int concurrentSyncs;
 
+    @Option(names = "--kube-api-qps", paramLabel = "QPS", defaultValue = "20",
+            description = "The controllers' requests to the API server per second, sustained, as "
+                    + "kube-controller-manager's flag; the Lease and the webhook are not limited (default: "
+                    + "${DEFAULT-VALUE}).")
+    double kubeApiQps;
+
+    @Option(names = "--kube-api-burst", paramLabel = "N", defaultValue = "30",
+            description = "The controllers' requests allowed in a burst above --kube-api-qps (default: "
+                    + "${DEFAULT-VALUE}).")
+    int kubeApiBurst;
+
     @Option(names = "--leader-elect", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "Run the controllers only while holding a Lease (default: ${DEFAULT-VALUE}).")
     boolean leaderElect;
@@ -144,13 +161,19 @@ class RunCommand implements Callable<Integer> {
         startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
         ApiClient watchClient = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
         watchClient.setReadTimeout(0); // a watch is one long request
+        ApiClient serviceClient = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
+        // the controllers' requests and their informers' lists and watches share one budget, as in
+        // kube-controller-manager; the Lease and the webhook keep theirs out of the controllers' queue
+        RateLimiter limiter = new RateLimiter(kubeApiQps, kubeApiBurst, RateLimiter.DEFAULT_MAX_WAIT);
+        ClientRateLimit.apply(client, limiter);
+        ClientRateLimit.apply(watchClient, limiter);
         ControlplaneRuntime.LeaderElection election = leaderElect
                 ? new ControlplaneRuntime.LeaderElection(leaderElectNamespace, leaderElectName, identity(),
                         leaseDuration, renewDeadline, retryPeriod)
                 : null;
         ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(checked.controllers(),
                 checked.signer(), checked.rootCa(), legacyTokenAutoCreate, concurrentSyncs, checked.metricsAddress(),
-                election, checked.webhook()), client, watchClient);
+                election, checked.webhook()), client, watchClient, serviceClient);
         Thread onSigterm = CleanExit.onSigterm(runtime::close);
         int status;
         try {
@@ -183,6 +206,12 @@ class RunCommand implements Callable<Integer> {
         List<String> errors = new ArrayList<>();
         Set<String> selected = UsageErrors.attempt(errors, () -> ControllerSelection.parse(controllers));
         InetSocketAddress address = clientAndMetrics.metricsAddress(errors);
+        if (!(kubeApiQps > 0) || Double.isInfinite(kubeApiQps)) {
+            errors.add("--kube-api-qps must be a positive number, got " + kubeApiQps);
+        }
+        if (kubeApiBurst < 1) {
+            errors.add("--kube-api-burst must be at least 1, got " + kubeApiBurst);
+        }
         if (concurrentSyncs < 1) {
             errors.add("--concurrent-syncs must be at least 1, got " + concurrentSyncs);
         }

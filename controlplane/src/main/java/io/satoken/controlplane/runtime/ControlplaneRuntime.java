@@ -60,6 +60,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
     private final Settings settings;
     private final ApiClient client;
     private final ApiClient watchClient;
+    private final ApiClient serviceClient;
     private final PrometheusMeterRegistry registry = ProgramRegistry.create();
     private final ControllerMetrics controllerMetrics = new ControllerMetrics(registry);
     private final HealthServer health;
@@ -72,12 +73,27 @@ public final class ControlplaneRuntime implements AutoCloseable {
     private volatile boolean controllersStarted;
     private LeaderElector elector;
 
+    /** One client for every request but watches: the controllers', the Lease's and the webhook's alike. */
     public ControlplaneRuntime(Settings settings, ApiClient client, ApiClient watchClient) {
+        this(settings, client, watchClient, client);
+    }
+
+    /**
+     * @param client the controllers' requests (the one {@code --kube-api-qps} limits)
+     * @param watchClient the informers' lists and watches, without a read timeout
+     * @param serviceClient the Lease's and the webhook's requests: kept apart so that a Lease renewal or an
+     *     admission review never queues behind a controller's backlog
+     */
+    public ControlplaneRuntime(Settings settings, ApiClient client, ApiClient watchClient, ApiClient serviceClient) {
         this.settings = settings;
         this.client = client;
         this.watchClient = watchClient;
+        this.serviceClient = serviceClient;
         ApiRequestMetrics.instrument(client, registry);
         ApiRequestMetrics.instrument(watchClient, registry);
+        if (serviceClient != client) {
+            ApiRequestMetrics.instrument(serviceClient, registry);
+        }
         if (!settings.controllers().isEmpty()) {
             // a webhook-only process leads nothing: no gauge, so "no leader" counts only controller replicas
             Gauge.builder("satoken_controlplane_leader", () -> leading.get() ? 1 : 0)
@@ -92,7 +108,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
         }
         this.informers = new Informers(watchClient);
         this.webhook = settings.webhook() == null ? null
-                : new AdmissionWebhook(settings.webhook(), informers, client, registry);
+                : new AdmissionWebhook(settings.webhook(), informers, serviceClient, registry);
         // a follower is ready: it serves metrics and takes over when the leader goes; a leader is ready once
         // its caches have synced; the webhook, once it listens and its caches have synced
         this.health = new HealthServer(settings.metricsAddress(), registry,
@@ -131,7 +147,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
             return EXIT_STOPPED;
         }
         LeaderElectionConfig config = new LeaderElectionConfig(
-                new LeaseLock(election.namespace(), election.name(), election.identity(), client),
+                new LeaseLock(election.namespace(), election.name(), election.identity(), serviceClient),
                 election.leaseDuration(), election.renewDeadline(), election.retryPeriod());
         synchronized (this) {
             if (stopping.get()) {

@@ -179,7 +179,7 @@ class NodeTokenRestrictionTest {
                 .isEqualTo(denial("NT-3: spec.boundObjectRef: pod ns/web with uid uid-web does not exist"));
         assertThat(denied(restriction.review(fromAgent("web", podRef("web", "uid-web-2")))).message())
                 .isEqualTo(denial("NT-4: pod ns/web is on node node-b, but the agent pod satoken-agent/agent-a is "
-                        + "on node node-a"));
+                        + "on node node-a (read from the pod)"));
     }
 
     @Test
@@ -188,7 +188,70 @@ class NodeTokenRestrictionTest {
 
         assertThat(verdict.allowed()).isFalse();
         assertThat(denied(verdict).message()).isEqualTo(denial("NT-4: pod ns/far is on node node-b, but the agent pod "
-                + "satoken-agent/agent-a is on node node-a"));
+                + "satoken-agent/agent-a is on node node-a (read from the pod)"));
+    }
+
+    /** From agent-a with a 1.30+ token: its node named in the user's extra. */
+    static AdmissionRequest fromAgentNamingNode(String node, String account, String ref) {
+        Map<String, List<String>> extra = new HashMap<>(agentPod("agent-a", "uid-agent-a"));
+        extra.put(NodeTokenRestriction.NODE_NAME_EXTRA, List.of(node));
+        extra.put("authentication.kubernetes.io/node-uid", List.of("uid-" + node));
+        return tokenRequest(AGENT, extra, account, ref);
+    }
+
+    @Test
+    void nt1_tokenNamingItsNode_agentPodNotRead_onlyTheTargetPod() throws Exception {
+        Verdict verdict = restriction.review(fromAgentNamingNode("node-a", "web", podRef("web", "uid-web")));
+
+        assertThat(verdict.allowed()).isTrue();
+        assertThat(gets).as("the target pod only: the node came with the token").isEqualTo(1);
+    }
+
+    @Test
+    void nt1_tokenNamingItsNode_agentPodNeedNotBeReadable() throws Exception {
+        // the authenticator vouched for the pod; the webhook neither reads it nor caches it
+        pods.remove("satoken-agent/agent-a");
+
+        assertThat(restriction.review(fromAgentNamingNode("node-a", "web", podRef("web", "uid-web"))).allowed()).isTrue();
+    }
+
+    @Test
+    void nt4_tokenNamingItsNode_podOnAnotherNode_denied() throws Exception {
+        Verdict verdict = restriction.review(fromAgentNamingNode("node-a", "web", podRef("far", "uid-far")));
+
+        assertThat(denied(verdict).message()).isEqualTo(denial("NT-4: pod ns/far is on node node-b, but the agent pod "
+                + "satoken-agent/agent-a is on node node-a (named by its token)"));
+        assertThat(gets).isEqualTo(1);
+    }
+
+    @Test
+    void nt4_theTokensNodeWins_overWhereTheNamedPodIsRead() throws Exception {
+        // agent-a's record says node-a, but a token naming node-b is the API server's word for this request
+        Verdict verdict = restriction.review(fromAgentNamingNode("node-b", "web", podRef("web", "uid-web")));
+
+        assertThat(denied(verdict).message()).contains("NT-4: pod ns/web is on node node-a").contains("on node node-b");
+    }
+
+    @Test
+    void nt1_tokenNamingANodeButNoPod_denied() throws Exception {
+        // a token bound to a Node object (1.31+) names a node and no pod: not an agent pod's token
+        Verdict verdict = restriction.review(tokenRequest(AGENT, Map.of(NodeTokenRestriction.NODE_NAME_EXTRA,
+                List.of("node-a")), "web", podRef("web", "uid-web")));
+
+        assertThat(denied(verdict).message()).contains("NT-1").contains("not bound to a pod");
+        assertThat(gets).isZero();
+    }
+
+    @Test
+    void nt1_emptyOrRepeatedNodeExtra_fallsBackToReadingTheAgentPod() throws Exception {
+        Map<String, List<String>> empty = new HashMap<>(agentPod("agent-a", "uid-agent-a"));
+        empty.put(NodeTokenRestriction.NODE_NAME_EXTRA, List.of(""));
+        Map<String, List<String>> twice = new HashMap<>(agentPod("agent-a", "uid-agent-old"));
+        twice.put(NodeTokenRestriction.NODE_NAME_EXTRA, List.of("node-a", "node-b"));
+
+        assertThat(restriction.review(tokenRequest(AGENT, empty, "web", podRef("web", "uid-web"))).allowed()).isTrue();
+        assertThat(denied(restriction.review(tokenRequest(AGENT, twice, "web", podRef("web", "uid-web")))).message())
+                .contains("NT-1: the requester's pod satoken-agent/agent-a (uid uid-agent-old) does not exist");
     }
 
     @Test

@@ -1,4 +1,4 @@
-package io.satoken.agent.testing;
+package io.satoken.common.kube;
 
 import io.github.bucket4j.BlockingStrategy;
 import io.github.bucket4j.TimeMeter;
@@ -10,7 +10,7 @@ import java.util.List;
  * Time for a Bucket4j rate limiter that moves only when told to, or when a caller "waits": parking
  * records the wait and moves the time by it, so nothing sleeps.
  */
-public final class FakeBucketTime implements TimeMeter, BlockingStrategy {
+final class FakeBucketTime implements TimeMeter, BlockingStrategy {
 
     private long nanos;
     private final List<Duration> waits = new ArrayList<>();
@@ -31,12 +31,12 @@ public final class FakeBucketTime implements TimeMeter, BlockingStrategy {
         nanos += waitNanos;
     }
 
-    public synchronized void advance(Duration d) {
+    synchronized void advance(Duration d) {
         nanos += d.toNanos();
     }
 
     /** The waits so far, in order. */
-    public synchronized List<Duration> waits() {
+    synchronized List<Duration> waits() {
         return List.copyOf(waits);
     }
 }

@@ -1,4 +1,4 @@
-package io.satoken.agent.kube;
+package io.satoken.common.kube;
 
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BlockingStrategy;

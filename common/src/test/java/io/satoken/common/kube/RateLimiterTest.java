@@ -1,9 +1,8 @@
-package io.satoken.agent.kube;
+package io.satoken.common.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.satoken.agent.testing.FakeBucketTime;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
