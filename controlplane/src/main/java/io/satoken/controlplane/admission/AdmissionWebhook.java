@@ -49,19 +49,37 @@ public final class AdmissionWebhook implements AutoCloseable {
      * @param webhooks the {@link #WEBHOOKS} names to serve; the other paths answer 404
      * @param apiAudiences the API server's own audiences (NT-6), or null to read them from the webhook's
      *     in-cluster token
+     * @param drainDelay how long a stopping webhook goes on answering once it is no longer ready
+     *     ({@link WebhookServer#drain})
+     * @param reusePort bind with {@code SO_REUSEPORT} ({@link WebhookServer})
      * @throws IllegalArgumentException naming the flag: serviceaccount-token served without an agent
      *     ServiceAccount (no fail-open), or an empty audience
      */
     public record Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
-            String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences) {
+            String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences,
+            Duration drainDelay, boolean reusePort) {
+
+        /** {@code --webhook-drain-delay} when not given. */
+        public static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
 
         public Settings {
+            if (drainDelay.isNegative()) {
+                throw new IllegalArgumentException("--webhook-drain-delay must not be negative, got " + drainDelay);
+            }
             webhooks = Set.copyOf(webhooks);
             apiAudiences = apiAudiences == null ? null : List.copyOf(apiAudiences);
             if (apiAudiences != null) {
                 checkApiAudiences(apiAudiences);
             }
             checkSelection(webhooks, agentServiceAccount);
+        }
+
+        /** The default drain delay, without {@code SO_REUSEPORT}. */
+        public Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
+                String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks,
+                List<String> apiAudiences) {
+            this(address, certificate, limitSecretReferences, agentServiceAccount, limits, webhooks, apiAudiences,
+                    DEFAULT_DRAIN_DELAY, false);
         }
 
         /** Every path, audiences from the in-cluster token. */
@@ -98,7 +116,7 @@ public final class AdmissionWebhook implements AutoCloseable {
         }
         this.metrics = new WebhookMetrics(registry, settings.certificate());
         this.server = new WebhookServer(settings.address(), settings.certificate(), Map.copyOf(paths),
-                settings.limits(), metrics);
+                settings.limits(), metrics, settings.reusePort());
     }
 
     /** {@code /mutate/pods}, and the informer caches it reads. */
@@ -195,6 +213,15 @@ public final class AdmissionWebhook implements AutoCloseable {
 
     public InetSocketAddress address() {
         return server.address();
+    }
+
+    /**
+     * Stops serving without failing a review ({@link WebhookServer#drain}): not ready at once, answering for the
+     * drain delay, then the reviews in progress, for at most the review deadline and two seconds (an answer
+     * that has been decided is written by then).
+     */
+    public void drain(WebhookServer.Pause pause) throws InterruptedException {
+        server.drain(settings.drainDelay(), settings.limits().reviewTimeout().plusSeconds(2), pause);
     }
 
     @Override
