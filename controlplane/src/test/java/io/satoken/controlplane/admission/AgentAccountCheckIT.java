@@ -83,6 +83,8 @@ class AgentAccountCheckIT {
         // the process as the Deployment runs it: /readyz fails, naming the webhook's check, and the gauge says why
         Path dir = Files.createTempDirectory(server.workDir(), "agent-check");
         TestCertificates.Pair pair = TestCertificates.write(dir, "satoken-webhook");
+        ApiClient watchClient = server.clientFor(server.serviceAccountToken("satoken-webhook", "satoken-webhook"));
+        watchClient.setReadTimeout(0);
         ControlplaneRuntime runtime = ControlplaneIT.runInBackground(new ControlplaneRuntime(
                 new ControlplaneRuntime.Settings(Set.of(), null, new byte[0], false, 1,
                         new InetSocketAddress("127.0.0.1", 0), null,
@@ -90,7 +92,7 @@ class AgentAccountCheckIT {
                                 ServingCertificate.load(pair.cert(), pair.key()), false, "satoken-system/satoken-agent",
                                 WebhookServer.Limits.defaults(), Set.of("serviceaccount-token"),
                                 List.of(KubeApiServer.ISSUER))),
-                asWebhook, asWebhook));
+                asWebhook, watchClient));
         try {
             runtime.startServing();
             HttpClient http = HttpClient.newHttpClient();

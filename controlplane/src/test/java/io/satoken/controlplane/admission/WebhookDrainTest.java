@@ -137,6 +137,32 @@ class WebhookDrainTest {
         assertThat(server.serving()).isFalse();
     }
 
+    @Test
+    void reusePort_aSecondServerOnTheSamePort_listensToo_withoutIt_isRefused() throws Exception {
+        ServingCertificate certificate = ServingCertificate.load(pair.cert(), pair.key());
+        WebhookServer.Limits limits = WebhookServer.Limits.defaults();
+        Map<String, Admission> routes = Map.of("/quick", request -> Verdict.allow());
+        WebhookServer first = new WebhookServer(new InetSocketAddress("127.0.0.1", 0), certificate, routes, limits,
+                new WebhookMetrics(new SimpleMeterRegistry(), certificate), true);
+        first.start();
+        InetSocketAddress shared = first.address();
+        WebhookServer second = new WebhookServer(shared, certificate, routes, limits,
+                new WebhookMetrics(new SimpleMeterRegistry(), certificate), true);
+        WebhookServer third = new WebhookServer(shared, certificate, routes, limits,
+                new WebhookMetrics(new SimpleMeterRegistry(), certificate), false);
+        try {
+            second.start();
+            assertThat(second.serving()).isTrue();
+            assertThat(second.address()).isEqualTo(shared);
+            org.assertj.core.api.Assertions.assertThatThrownBy(third::start)
+                    .isInstanceOf(java.net.BindException.class);
+        } finally {
+            first.close();
+            second.close();
+            third.close();
+        }
+    }
+
     private boolean refused() {
         try {
             SSLSocket socket = (SSLSocket) trusting().getSocketFactory().createSocket("127.0.0.1",
