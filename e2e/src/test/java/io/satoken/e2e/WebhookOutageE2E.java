@@ -161,8 +161,11 @@ class WebhookOutageE2E {
                 "https://127.0.0.1:" + webhookRelay.port(), Files.readAllBytes(tls.cert()));
         consumers = core.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().generateName("consumers-")))
                 .execute().getMetadata().getName();
-        core.createNamespacedServiceAccount(consumers, new V1ServiceAccount().metadata(new V1ObjectMeta()
-                .name("default"))).execute();
+        // the ServiceAccounts satoken's controllers would make
+        for (String ns : List.of(consumers, "kube-system")) {
+            core.createNamespacedServiceAccount(ns, new V1ServiceAccount().metadata(new V1ObjectMeta()
+                    .name("default"))).execute();
+        }
         // the API server picks the registrations up asynchronously: wait until a pod is mutated
         Awaitility.await("the pods webhook answers").atMost(Duration.ofSeconds(60)).ignoreExceptions()
                 .until(() -> core.createNamespacedPod(consumers, pod("probe")).dryRun("All").execute().getSpec()
@@ -232,8 +235,11 @@ class WebhookOutageE2E {
                 registrationsRemoved = true;
             }
             try {
-                core.createNamespacedPod("kube-system", pod("outage-" + i)).execute();
-                counts.merge("kube-system created", 1L, Long::sum);
+                V1Pod created = core.createNamespacedPod("kube-system", pod("outage-" + i)).execute();
+                // admitted by the webhook when it answered (a connection kept open to a draining replica, or once
+                // one is back), else created without it
+                counts.merge(created.getSpec().getServiceAccountName() == null
+                        ? "kube-system created without admission" : "kube-system created, admitted", 1L, Long::sum);
             } catch (ApiException e) {
                 counts.merge("kube-system refused", 1L, Long::sum);
                 refusals.add("kube-system: " + e.getCode() + " " + e.getResponseBody());
@@ -265,6 +271,8 @@ class WebhookOutageE2E {
         assertThat(refusals).filteredOn(r -> r.startsWith(consumers)).allSatisfy(r ->
                 assertThat(r).contains("pods.serviceaccount.satoken.io"));
         assertThat(counts).as("kube-system's pods are never refused").doesNotContainKey("kube-system refused");
+        assertThat(counts.get("kube-system created without admission")).as("created while no replica answered")
+                .isPositive();
         assertThat(replacements).as("the webhook's own replacement pods, created while it was down").hasSizeGreaterThanOrEqualTo(2);
         if (registrationsRemoved) {
             rollout();

@@ -216,6 +216,23 @@ class DeployManifestsIT {
         assertThat(args).contains("--client-ca-file=/etc/satoken/client-ca/ca.crt");
         assertThat(pod.getVolumes()).filteredOn(v -> v.getConfigMap() != null)
                 .extracting(v -> v.getConfigMap().getName()).containsExactly("satoken-webhook-client-ca");
+        // a rollout loses no review: replicas spread over nodes (required, yet a surge pod fits), a new one ready for
+        // minReadySeconds before an old one goes, and a stopped one given the time its drain takes
+        assertThat(dryRun.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntValue()).isZero();
+        assertThat(dryRun.getSpec().getMinReadySeconds()).isPositive();
+        assertThat(pod.getTopologySpreadConstraints()).singleElement().satisfies(c -> {
+            assertThat(c.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+            assertThat(c.getWhenUnsatisfiable()).isEqualTo("DoNotSchedule");
+            assertThat(c.getMaxSkew()).isEqualTo(1);
+            assertThat(c.getLabelSelector().getMatchLabels()).containsExactly(
+                    Map.entry("app.kubernetes.io/name", "satoken-webhook"));
+        });
+        assertThat(dryRun.getSpec().getTemplate().getMetadata().getLabels())
+                .containsEntry("app.kubernetes.io/name", "satoken-webhook");
+        long drain = java.time.Duration.parse("PT" + arg(args, "--webhook-drain-delay").orElseThrow()
+                .toUpperCase(java.util.Locale.ROOT)).toSeconds();
+        // the drain delay, the 8 s review deadline and 2 s to write the answers, with room for the JVM's exit
+        assertThat(pod.getTerminationGracePeriodSeconds()).isGreaterThan(drain + 8 + 2);
     }
 
     /**
