@@ -37,6 +37,7 @@ final class AgentIdentity {
                 throw e;
             }
         }
+        Manifests.apply(server, E2E.repo().resolve("agent/deploy/identity/serviceaccount.yaml"));
         Manifests.apply(server, E2E.repo().resolve("agent/deploy/10-rbac.yaml"));
         server.writeKubeconfig(file, IssuedTokens.record(server.serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT)));
         return file;

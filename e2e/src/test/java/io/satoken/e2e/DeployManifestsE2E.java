@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
@@ -143,8 +144,8 @@ class DeployManifestsE2E {
 
     /**
      * The number of objects: the {@code kind:} lines at the top level of each YAML document. For a base, those
-     * of every YAML file in its directory, which its rendering must hold too: a file the kustomization leaves
-     * out fails here.
+     * of every YAML file in its directory and in the bases below it that it lists (agent/deploy/identity), which
+     * its rendering must hold too: a file the kustomization leaves out fails here.
      */
     private static long objects(Path path) throws Exception {
         if (!Files.isDirectory(path)) {
@@ -155,6 +156,13 @@ class DeployManifestsE2E {
             for (Path f : s.filter(p -> p.toString().endsWith(".yaml"))
                     .filter(p -> !p.getFileName().toString().equals("kustomization.yaml")).toList()) {
                 n += kinds(Files.readAllLines(f));
+            }
+        }
+        Map<?, ?> kustomization = new org.yaml.snakeyaml.Yaml().load(Files.readString(path.resolve("kustomization.yaml")));
+        for (Object resource : (List<?>) kustomization.get("resources")) {
+            Path below = path.resolve(resource.toString());
+            if (!resource.toString().startsWith("..") && Files.isDirectory(below)) {
+                n += objects(below);
             }
         }
         Commands.Result rendered = kubectl.run("kustomize", path.toString());

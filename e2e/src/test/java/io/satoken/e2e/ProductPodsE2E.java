@@ -223,6 +223,15 @@ class ProductPodsE2E {
         V1Pod webhook = onlyPod(WEBHOOK_NAMESPACE, "app.kubernetes.io/name=satoken-webhook");
         assertThat(webhook.getSpec().getSecurityContext().getRunAsUser()).isEqualTo(65532L);
         controllers.checkAlive();
+        // installed after the registrations, the agent finds its TokenRequests confined; the webhook finds the agent's
+        // DaemonSet running as the account it confines
+        V1Pod agentPod = onlyPod(AGENT_NAMESPACE, "app.kubernetes.io/name=satoken-agent");
+        assertThat(kubectl("-n", AGENT_NAMESPACE, "logs", agentPod.getMetadata().getName()))
+                .contains("token requests confined: webhook serviceaccount-token.satoken.io")
+                .doesNotContain("NOT confined");
+        Awaitility.await("the webhook's check of the agent's account").atMost(Duration.ofSeconds(60)).until(() ->
+                kubectl("-n", WEBHOOK_NAMESPACE, "logs", webhook.getMetadata().getName())
+                        .contains("the agent's DaemonSet runs as " + AGENT_NAMESPACE + "/satoken-agent"));
     }
 
     @Test

@@ -98,6 +98,7 @@ class SecurityE2E {
         webhook = running.webhook();
 
         kubectl.apply(E2E.repo().resolve("agent/deploy/00-namespace.yaml"));
+        kubectl.apply(E2E.repo().resolve("agent/deploy/identity/serviceaccount.yaml"));
         kubectl.apply(E2E.repo().resolve("agent/deploy/10-rbac.yaml"));
         agentToken = AgentIdentity.podBoundToken(server, NODE);
         agentMetrics = "127.0.0.1:" + E2E.freePort();

@@ -124,6 +124,7 @@ class WholeFlowE2E {
 
         Path agentDeploy = E2E.repo().resolve("agent/deploy");
         kubectl.apply(agentDeploy.resolve("00-namespace.yaml"));
+        kubectl.apply(agentDeploy.resolve("identity/serviceaccount.yaml"));
         kubectl.apply(agentDeploy.resolve("10-rbac.yaml"));
         // The DaemonSet's pod on node-a, admitted through our webhook; the agent's token is bound to it,
         // as kubelet binds a projected token, which is what node confinement (NT-1) requires.

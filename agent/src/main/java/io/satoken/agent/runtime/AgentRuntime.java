@@ -1,6 +1,8 @@
 package io.satoken.agent.runtime;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
 import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.csi.CsiServer;
 import io.satoken.agent.csi.CsiVolumes;
@@ -41,6 +43,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +71,11 @@ public final class AgentRuntime implements AutoCloseable {
             InetSocketAddress metricsAddress,
             Optional<List<String>> defaultAudiences,
             String version) {}
+
+    /** The agent's own token in a pod: its ServiceAccount, for {@link TokenConfinement}. */
+    static final Path IN_CLUSTER_TOKEN = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token");
+    /** How often {@link TokenConfinement} is checked again after start. */
+    static final Duration CONFINEMENT_RECHECK = Duration.ofMinutes(10);
 
     private final Settings settings;
     private final InstantSource clock = InstantSource.system();
@@ -136,6 +146,7 @@ public final class AgentRuntime implements AutoCloseable {
                     metrics::csiPublish, apiClient);
             csi.start();
             log.info("CSI mode: node {}, {} volume(s) resumed", settings.nodeName(), resumed.size());
+            watchConfinement();
         }
         if (config.mode().statics()) {
             statics = new StaticTokens(scheduler, adoption, clock);
@@ -198,6 +209,46 @@ public final class AgentRuntime implements AutoCloseable {
             }
         }
         health.close();
+    }
+
+    /**
+     * Says at start, and every {@link #CONFINEMENT_RECHECK} after, whether a webhook confines this agent's
+     * TokenRequests ({@link TokenConfinement}): a warning when none does.
+     */
+    private void watchConfinement() {
+        AdmissionregistrationV1Api admission = new AdmissionregistrationV1Api(apiClient);
+        TokenConfinement confinement = new TokenConfinement(name -> {
+            try {
+                return Optional.of(admission.readValidatingWebhookConfiguration(name).execute());
+            } catch (ApiException e) {
+                if (e.getCode() == 404) {
+                    return Optional.empty();
+                }
+                throw new IOException("HTTP " + e.getCode(), e);
+            }
+        }, serviceAccountUsername(IN_CLUSTER_TOKEN), metrics.registry());
+        confinement.check();
+        ScheduledExecutorService recheck = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "satoken-confinement");
+            t.setDaemon(true);
+            return t;
+        });
+        recheck.scheduleWithFixedDelay(confinement::check, CONFINEMENT_RECHECK.toMillis(),
+                CONFINEMENT_RECHECK.toMillis(), TimeUnit.MILLISECONDS);
+        closeLast.add(recheck::shutdownNow);
+    }
+
+    /** The username of the in-cluster token's ServiceAccount ({@code sub}), or null when there is none. */
+    static String serviceAccountUsername(Path serviceAccountToken) {
+        try {
+            if (Files.isReadable(serviceAccountToken)) {
+                String subject = TokenInfo.parse(Files.readString(serviceAccountToken)).subject();
+                return subject != null && subject.startsWith("system:serviceaccount:") ? subject : null;
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            log.info("cannot read the agent's ServiceAccount from {}: {}", serviceAccountToken, e.getMessage());
+        }
+        return null;
     }
 
     /** Reads the API server's default audiences from an in-cluster ServiceAccount token, if there is one. */

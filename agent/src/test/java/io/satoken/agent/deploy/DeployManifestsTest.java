@@ -117,7 +117,14 @@ class DeployManifestsTest {
         Set<String> grants = new TreeSet<>();
         for (Object rule : list(role, "rules")) {
             Map<String, Object> r = map(rule);
-            assertThat(r).containsOnlyKeys("apiGroups", "resources", "verbs");
+            if (r.containsKey("resourceNames")) {
+                // the one named read: the token webhook's registration, to tell whether it confines the agent
+                assertThat(r).containsEntry("resources", List.of("validatingwebhookconfigurations"))
+                        .containsEntry("resourceNames", List.of("satoken-controlplane"))
+                        .containsEntry("verbs", List.of("get"));
+            } else {
+                assertThat(r).containsOnlyKeys("apiGroups", "resources", "verbs");
+            }
             for (Object group : list(r, "apiGroups")) {
                 for (Object resource : list(r, "resources")) {
                     for (Object verb : list(r, "verbs")) {
@@ -130,7 +137,8 @@ class DeployManifestsTest {
         assertThat(grants).containsExactlyInAnyOrder(
                 "/pods:get",
                 "/serviceaccounts/token:create",
-                "/events:create", "/events:patch");
+                "/events:create", "/events:patch",
+                "admissionregistration.k8s.io/validatingwebhookconfigurations:get");
     }
 
     @Test
@@ -343,7 +351,11 @@ class DeployManifestsTest {
     @Test
     void kustomization_listsEveryManifest_inNameOrder_andNothingElse() throws IOException {
         Map<String, Object> kustomization = load(DEPLOY.resolve(KUSTOMIZATION));
-        List<String> names = topLevelFiles().stream().map(f -> f.getFileName().toString()).toList();
+        List<String> names = new java.util.ArrayList<>(topLevelFiles().stream().map(f -> f.getFileName().toString())
+                .toList());
+        // the agent's ServiceAccount, a base of its own (the control plane's bases read it), after the namespace
+        names.add(1, "identity");
+        assertThat(DEPLOY.resolve("identity/serviceaccount.yaml")).isRegularFile();
 
         assertThat(list(kustomization, "resources")).containsExactlyElementsOf(names);
         // no patches, generators or inline images: what the files say is what is applied, but the image
@@ -357,7 +369,8 @@ class DeployManifestsTest {
         Map<String, Object> image = list(load(IMAGES), "images").stream().map(YamlTrees::map)
                 .filter(i -> "satoken-agent".equals(i.get("name"))).findFirst().orElseThrow();
 
-        assertThat(list(kustomization, "components")).containsExactly("../../deploy/images");
+        assertThat(list(kustomization, "components")).containsExactly("../../deploy/images",
+                "../../deploy/agent-identity");
         assertThat(container.get("image")).isEqualTo("satoken-agent");
         // mvn -Pimages package tags the image it builds with the project's version
         assertThat(image).containsEntry("newName", "ghcr.io/satoken/satoken-agent")

@@ -10,7 +10,7 @@ import java.io.File;
 import java.io.IOException;
 
 /**
- * Installs the agent's ServiceAccount, ClusterRole and binding from {@code agent/deploy/10-rbac.yaml}
+ * Installs the agent's ServiceAccount ({@code agent/deploy/identity}), ClusterRole and binding from {@code agent/deploy/10-rbac.yaml}
  * itself, so real-API tests run the agent with exactly the permissions the manifests grant. Public for
  * the load driver in {@code io.satoken.agent.bench}; like the tests, it runs in the agent module's dir.
  */
@@ -18,6 +18,8 @@ public final class AgentRbac {
     public static final String NAMESPACE = "satoken-system";
     public static final String NAME = "satoken-agent";
     private static final File MANIFEST = new File("deploy/10-rbac.yaml");
+    /** The ServiceAccount itself, in the agent's identity base. */
+    private static final File IDENTITY = new File("deploy/identity/serviceaccount.yaml");
 
     private AgentRbac() {
     }
@@ -42,6 +44,7 @@ public final class AgentRbac {
                 throw e;
             }
         }
+        Manifests.apply(server, IDENTITY.toPath());
         Manifests.apply(server, MANIFEST.toPath());
     }
 }

@@ -2,6 +2,8 @@ package io.satoken.controlplane.admission;
 
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -36,6 +38,8 @@ public final class AdmissionWebhook implements AutoCloseable {
     public static final String VALIDATE_TOKEN_REQUESTS = "/validate/serviceaccount-token";
     /** How often the certificate files are checked for changes. */
     static final Duration CERTIFICATE_POLL = Duration.ofSeconds(10);
+    /** How often the check of --agent-service-account is repeated until it confirms the account. */
+    static final Duration AGENT_CHECK_RETRY = Duration.ofSeconds(15);
 
     /** {@code --webhooks} names, each with the path it serves. */
     public static final Map<String, String> WEBHOOKS = Map.of("pods", MUTATE_PODS,
@@ -49,19 +53,37 @@ public final class AdmissionWebhook implements AutoCloseable {
      * @param webhooks the {@link #WEBHOOKS} names to serve; the other paths answer 404
      * @param apiAudiences the API server's own audiences (NT-6), or null to read them from the webhook's
      *     in-cluster token
+     * @param drainDelay how long a stopping webhook goes on answering once it is no longer ready
+     *     ({@link WebhookServer#drain})
+     * @param reusePort bind with {@code SO_REUSEPORT} ({@link WebhookServer})
      * @throws IllegalArgumentException naming the flag: serviceaccount-token served without an agent
      *     ServiceAccount (no fail-open), or an empty audience
      */
     public record Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
-            String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences) {
+            String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences,
+            Duration drainDelay, boolean reusePort) {
+
+        /** {@code --webhook-drain-delay} when not given. */
+        public static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
 
         public Settings {
+            if (drainDelay.isNegative()) {
+                throw new IllegalArgumentException("--webhook-drain-delay must not be negative, got " + drainDelay);
+            }
             webhooks = Set.copyOf(webhooks);
             apiAudiences = apiAudiences == null ? null : List.copyOf(apiAudiences);
             if (apiAudiences != null) {
                 checkApiAudiences(apiAudiences);
             }
             checkSelection(webhooks, agentServiceAccount);
+        }
+
+        /** No drain delay (an embedded webhook, as the tests run it), without {@code SO_REUSEPORT}. */
+        public Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
+                String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks,
+                List<String> apiAudiences) {
+            this(address, certificate, limitSecretReferences, agentServiceAccount, limits, webhooks, apiAudiences,
+                    Duration.ZERO, false);
         }
 
         /** Every path, audiences from the in-cluster token. */
@@ -76,6 +98,8 @@ public final class AdmissionWebhook implements AutoCloseable {
     private final List<SharedIndexInformer<?>> caches = new ArrayList<>();
     private final WebhookServer server;
     private final WebhookMetrics metrics;
+    /** The start-up check of --agent-service-account; null when serviceaccount-token is not served. */
+    private final AgentAccountCheck agentCheck;
     private ScheduledExecutorService poll;
 
     /**
@@ -89,16 +113,49 @@ public final class AdmissionWebhook implements AutoCloseable {
         if (settings.webhooks().contains("pods")) {
             paths.put(MUTATE_PODS, podMutation(settings, informers, client));
         }
+        AgentAccountCheck check = null;
         if (settings.webhooks().contains("serviceaccount-token")) {
+            check = new AgentAccountCheck(NodeTokenRestriction.AgentAccount.parse("--agent-service-account",
+                    settings.agentServiceAccount()), liveCluster(client), registry);
             ApiAudiences audiences = settings.apiAudiences() == null
                     ? ApiAudiences.fromToken(ApiAudiences.IN_CLUSTER_TOKEN) : ApiAudiences.of(settings.apiAudiences());
             paths.put(VALIDATE_TOKEN_REQUESTS, new NodeTokenRestriction(
                     NodeTokenRestriction.AgentAccount.parse("--agent-service-account", settings.agentServiceAccount()),
                     new PodFactsLookup(PodFactsLookup.live(client)), audiences));
         }
+        this.agentCheck = check;
         this.metrics = new WebhookMetrics(registry, settings.certificate());
         this.server = new WebhookServer(settings.address(), settings.certificate(), Map.copyOf(paths),
-                settings.limits(), metrics);
+                settings.limits(), metrics, settings.reusePort());
+    }
+
+    /** The agent's ServiceAccount and DaemonSets, read from the API server (get and list: 10-rbac.yaml). */
+    static AgentAccountCheck.Cluster liveCluster(ApiClient client) {
+        CoreV1Api core = new CoreV1Api(client);
+        AppsV1Api apps = new AppsV1Api(client);
+        return new AgentAccountCheck.Cluster() {
+            @Override
+            public boolean serviceAccountExists(String namespace, String name) throws ApiException {
+                try {
+                    core.readNamespacedServiceAccount(name, namespace).execute();
+                    return true;
+                } catch (ApiException e) {
+                    if (e.getCode() == 404) {
+                        return false;
+                    }
+                    throw e;
+                }
+            }
+
+            @Override
+            public List<AgentAccountCheck.AgentDaemonSet> agentDaemonSets() throws ApiException {
+                return apps.listDaemonSetForAllNamespaces().labelSelector(AgentAccountCheck.AGENT_SELECTOR).execute()
+                        .getItems().stream().map(ds -> new AgentAccountCheck.AgentDaemonSet(
+                                ds.getMetadata().getNamespace(), ds.getMetadata().getName(),
+                                ds.getSpec().getTemplate().getSpec().getServiceAccountName()))
+                        .toList();
+            }
+        };
     }
 
     /** {@code /mutate/pods}, and the informer caches it reads. */
@@ -186,15 +243,41 @@ public final class AdmissionWebhook implements AutoCloseable {
                 metrics.reloaded();
             }
         }, CERTIFICATE_POLL.toMillis(), CERTIFICATE_POLL.toMillis(), TimeUnit.MILLISECONDS);
+        if (agentCheck != null) {
+            // at once, then again until confirmed
+            poll.scheduleWithFixedDelay(() -> {
+                if (!agentCheck.settled()) {
+                    agentCheck.run();
+                }
+            }, 0, AGENT_CHECK_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+        }
     }
 
-    /** Ready once the port is bound and every cache it reads has listed. */
+    /**
+     * Ready once the port is bound, every cache it reads has listed and the agent's account checked
+     * ({@link AgentAccountCheck}: never while it confines another account than the agent's DaemonSet runs as).
+     */
     public boolean ready() {
-        return server.serving() && caches.stream().allMatch(SharedIndexInformer::hasSynced);
+        return server.serving() && caches.stream().allMatch(SharedIndexInformer::hasSynced)
+                && (agentCheck == null || agentCheck.allowsReady());
+    }
+
+    /** The check of --agent-service-account; null when serviceaccount-token is not served. */
+    public AgentAccountCheck agentCheck() {
+        return agentCheck;
     }
 
     public InetSocketAddress address() {
         return server.address();
+    }
+
+    /**
+     * Stops serving without failing a review ({@link WebhookServer#drain}): not ready at once, answering for the
+     * drain delay, then the reviews in progress, for at most the review deadline and two seconds (an answer
+     * that has been decided is written by then).
+     */
+    public void drain(WebhookServer.Pause pause) throws InterruptedException {
+        server.drain(settings.drainDelay(), settings.limits().reviewTimeout().plusSeconds(2), pause);
     }
 
     @Override

@@ -11,13 +11,18 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.channel.socket.nio.NioChannelOption;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HTTPS server the API server calls: AdmissionReview v1 in, AdmissionReview v1 out, over TLS 1.2+.
@@ -40,6 +45,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Step 2 is {@link RequestDeadline}, {@link BodyClaim} and {@link BodyLimit}; steps 3–5 are {@link ReviewHandler};
  * {@link WebhookResponses} writes every answer. This class assembles them into the pipeline and runs the threads.
+ *
+ * <p>{@link #drain} stops it without failing a review: it stops reporting itself {@link #serving()} (so the
+ * readiness check fails and the Service stops sending it new connections) but goes on answering for a delay,
+ * each answer closing its connection, then stops accepting, closes the idle connections and waits for the reviews
+ * in progress ({@link InFlight}).
  */
 public final class WebhookServer implements AutoCloseable {
 
@@ -103,12 +113,26 @@ public final class WebhookServer implements AutoCloseable {
         }
     }
 
+    /** Waits out the drain's delay; tests give one that waits on a latch. */
+    @FunctionalInterface
+    public interface Pause {
+        void await(Duration duration) throws InterruptedException;
+    }
+
+    /** The real pause: the thread waits for the duration. */
+    public static final Pause WAIT = duration -> Thread.sleep(duration.toMillis());
+
+    private static final Logger log = LoggerFactory.getLogger(WebhookServer.class);
+
     private final InetSocketAddress requested;
     private final ServingCertificate certificate;
     private final Map<String, Admission> routes;
     private final Limits limits;
     private final WebhookMetrics metrics;
     private final BodyBudget budget;
+    private final AtomicBoolean draining = new AtomicBoolean();
+    private final InFlight inFlight = new InFlight(draining);
+    private final boolean reusePort;
     private EventLoopGroup boss;
     private EventLoopGroup network;
     private ThreadPoolExecutor reviewers;
@@ -116,6 +140,17 @@ public final class WebhookServer implements AutoCloseable {
 
     public WebhookServer(InetSocketAddress address, ServingCertificate certificate, Map<String, Admission> routes,
             Limits limits, WebhookMetrics metrics) {
+        this(address, certificate, routes, limits, metrics, false);
+    }
+
+    /**
+     * @param reusePort bind with {@code SO_REUSEPORT}, so that a second process of the same user may listen on the
+     *     same address and the kernel shares new connections between them: the overlap a rolling update of pods
+     *     on the host's network needs on one node
+     */
+    public WebhookServer(InetSocketAddress address, ServingCertificate certificate, Map<String, Admission> routes,
+            Limits limits, WebhookMetrics metrics, boolean reusePort) {
+        this.reusePort = reusePort;
         this.requested = address;
         this.certificate = certificate;
         this.routes = Map.copyOf(routes);
@@ -140,6 +175,7 @@ public final class WebhookServer implements AutoCloseable {
                 .group(boss, network)
                 .channel(NioServerSocketChannel.class)
                 .option(ChannelOption.SO_BACKLOG, 1024)
+                .option(NioChannelOption.of(StandardSocketOptions.SO_REUSEPORT), reusePort)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -150,6 +186,7 @@ public final class WebhookServer implements AutoCloseable {
                                         TimeUnit.MILLISECONDS))
                                 .addLast("request-started", RequestDeadline.starting(limits.requestTimeout(), metrics))
                                 .addLast("http", new HttpServerCodec())
+                                .addLast("in-flight", inFlight)
                                 .addLast("request-received", RequestDeadline.stopping(limits.requestTimeout(), metrics))
                                 .addLast("body-budget", new BodyClaim(budget, limits.maxBodyBytes(), limits.pace(),
                                         limits.paceTick(), System::nanoTime, metrics))
@@ -170,15 +207,60 @@ public final class WebhookServer implements AutoCloseable {
         return budget.held();
     }
 
+    /** Listening, and not draining. */
     public synchronized boolean serving() {
-        return listener != null && listener.isActive();
+        return listener != null && listener.isActive() && !draining.get();
+    }
+
+    /** Requests received and not yet answered. */
+    int requestsInProgress() {
+        return inFlight.requests();
+    }
+
+    /**
+     * Stops serving without failing a review, then returns; {@link #close()} after it ends the rest.
+     * <ol>
+     *   <li>at once: {@link #serving()} turns false, and every answer from now on closes its connection;</li>
+     *   <li>for {@code delay}: new connections are still accepted and answered, while the endpoint is taken out of
+     *       the Service's and the API server's clients move to other replicas;</li>
+     *   <li>then the listener closes, and the connections with no request in progress;</li>
+     *   <li>and the reviews in progress are answered, waited for at most {@code limit}.</li>
+     * </ol>
+     *
+     * @return true when every review in progress was answered within {@code limit}
+     */
+    public boolean drain(Duration delay, Duration limit, Pause pause) throws InterruptedException {
+        if (!draining.compareAndSet(false, true)) {
+            return inFlight.awaitNone(limit);
+        }
+        log.info("webhook draining: no longer ready; answering new connections for {} ms more, then reviews in"
+                + " progress for at most {} ms", delay.toMillis(), limit.toMillis());
+        pause.await(delay);
+        Channel closing;
+        synchronized (this) {
+            closing = listener;
+        }
+        if (closing != null) {
+            closing.close().syncUninterruptibly();
+        }
+        inFlight.closeIdle();
+        boolean answered = inFlight.awaitNone(limit);
+        if (answered) {
+            log.info("webhook drained: every review in progress was answered");
+        } else {
+            log.warn("webhook drain: {} reviews still in progress after {} ms; closing their connections",
+                    inFlight.requests(), limit.toMillis());
+        }
+        return answered;
     }
 
     @Override
     public synchronized void close() {
+        draining.set(true);
         if (listener != null) {
             listener.close().syncUninterruptibly();
         }
+        inFlight.closeAll();
         if (boss != null) {
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
             network.shutdownGracefully(0, 2, TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package io.satoken.controlplane.cli;
 
+import io.satoken.common.cli.DurationConverter;
 import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.health.HealthServer;
 import io.satoken.controlplane.admission.AdmissionWebhook;
@@ -8,6 +9,7 @@ import io.satoken.controlplane.admission.WebhookServer;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import picocli.CommandLine.Option;
@@ -52,6 +54,19 @@ final class WebhookOptions {
                     + "its token requests are confined to pods on the requesting agent's node. "
                     + "Required while --webhooks serves serviceaccount-token.")
     String agentServiceAccount;
+
+    @Option(names = "--webhook-drain-delay", paramLabel = "DURATION", defaultValue = "5s",
+            converter = DurationConverter.class,
+            description = "On SIGTERM the webhook turns unready at once, answers new connections for this long "
+                    + "(each answer closing its connection) while the endpoint leaves the Service, then stops "
+                    + "accepting and finishes the reviews in progress (default: ${DEFAULT-VALUE}).")
+    Duration drainDelay;
+
+    @Option(names = "--webhook-reuse-port", defaultValue = "false",
+            description = "Bind the webhook's port with SO_REUSEPORT, so that during a rolling update two replicas "
+                    + "on the host's network of one node can listen at once (default: ${DEFAULT-VALUE}). Only for "
+                    + "hostNetwork pods; any process of the same user may then share the port.")
+    boolean reusePort;
 
     @Option(names = "--webhooks", paramLabel = "LIST", defaultValue = AdmissionWebhook.ALL_WEBHOOKS,
             description = "Webhook paths to serve: pods (/mutate/pods), serviceaccount-token "
@@ -108,6 +123,9 @@ final class WebhookOptions {
             readable("--tls-private-key-file", tlsKeyFile, errors);
             readable("--client-ca-file", clientCaFile, errors);
         }
+        if (drainDelay.isNegative()) {
+            errors.add("--webhook-drain-delay must not be negative, got " + drainDelay);
+        }
         if (on && served != null) {
             // no fail-open: serviceaccount-token without --agent-service-account is refused
             UsageErrors.attempt(errors, () -> {
@@ -119,7 +137,7 @@ final class WebhookOptions {
             return null; // off, or the errors stop run
         }
         return new AdmissionWebhook.Settings(socketAddress, certificate, limitSecretReferences,
-                agentServiceAccount, WebhookServer.Limits.defaults(), served, apiAudiences);
+                agentServiceAccount, WebhookServer.Limits.defaults(), served, apiAudiences, drainDelay, reusePort);
     }
 
     /** A file given to a part that cannot load it (a certificate without its key): at least it must be readable. */

@@ -9,6 +9,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.metrics.ProgramRegistry;
 import io.satoken.controlplane.admission.AdmissionWebhook;
+import io.satoken.controlplane.admission.WebhookServer;
 import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerMetrics;
@@ -197,6 +198,12 @@ public final class ControlplaneRuntime implements AutoCloseable {
         }
         controllers.forEach(Controller::close);
         if (webhook != null) {
+            // readiness turns false at once; /readyz keeps answering until the drain is over
+            try {
+                webhook.drain(WebhookServer.WAIT);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             webhook.close();
         }
         informers.close();

@@ -41,8 +41,10 @@ class KustomizeBasesTest {
     void deploymentsBase_listsEveryTopLevelManifest_andNoWebhookRegistration() throws IOException {
         Map<String, Object> kustomization = load(DEPLOY.resolve(KUSTOMIZATION));
 
-        assertThat(list(kustomization, "resources")).containsExactlyElementsOf(manifestNames(DEPLOY));
-        assertThat(kustomization).containsOnlyKeys("apiVersion", "kind", "resources", "components");
+        assertThat(list(kustomization, "resources")).containsExactlyElementsOf(withAgentIdentity(manifestNames(DEPLOY),
+                "../../agent/deploy/identity"));
+        assertThat(kustomization).containsOnlyKeys("apiVersion", "kind", "resources", "components", "patches");
+        assertDropsTheAgentsServiceAccount(kustomization);
         assertThat(kinds(DEPLOY)).doesNotContain("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration");
     }
 
@@ -51,7 +53,10 @@ class KustomizeBasesTest {
         Path webhooks = DEPLOY.resolve("webhooks");
         Map<String, Object> kustomization = load(webhooks.resolve(KUSTOMIZATION));
 
-        assertThat(list(kustomization, "resources")).containsExactlyElementsOf(manifestNames(webhooks));
+        assertThat(list(kustomization, "resources")).containsExactlyElementsOf(withAgentIdentity(manifestNames(webhooks),
+                "../../../agent/deploy/identity"));
+        assertThat(list(kustomization, "components")).containsExactly("../../../deploy/agent-identity");
+        assertDropsTheAgentsServiceAccount(kustomization);
         assertThat(kinds(webhooks)).containsExactly("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration");
     }
 
@@ -80,7 +85,8 @@ class KustomizeBasesTest {
                 .stream().map(YamlTrees::map)
                 .filter(i -> "satoken-controlplane".equals(i.get("name"))).findFirst().orElseThrow();
 
-        assertThat(list(load(DEPLOY.resolve(KUSTOMIZATION)), "components")).containsExactly("../../deploy/images");
+        assertThat(list(load(DEPLOY.resolve(KUSTOMIZATION)), "components")).containsExactly(
+                "../../deploy/agent-identity", "../../deploy/images");
         for (Map<String, Object> o : objects(DEPLOY)) {
             if ("Deployment".equals(o.get("kind"))) {
                 Map<String, Object> podSpec = map(map(map(o.get("spec")).get("template")).get("spec"));
@@ -90,6 +96,25 @@ class KustomizeBasesTest {
         // mvn -Pimages package tags the image it builds with the project's version
         assertThat(image).containsEntry("newName", "ghcr.io/satoken/satoken-controlplane")
                 .containsEntry("newTag", BuildVersion.current().version());
+    }
+
+    /**
+     * The agent's ServiceAccount first, as the source of the Component deploy/agent-identity (the agent's identity
+     * in one place), then the base's own files.
+     */
+    private static List<String> withAgentIdentity(List<String> names, String identity) {
+        List<String> all = new java.util.ArrayList<>(List.of(identity));
+        all.addAll(names);
+        return all;
+    }
+
+    /** Only agent/deploy creates the agent's ServiceAccount: the control plane's bases read it and drop it. */
+    private static void assertDropsTheAgentsServiceAccount(Map<String, Object> kustomization) {
+        assertThat(list(kustomization, "patches")).singleElement().satisfies(p -> {
+            assertThat(map(map(p).get("target"))).containsEntry("kind", "ServiceAccount")
+                    .containsEntry("name", "satoken-agent");
+            assertThat(String.valueOf(map(p).get("patch"))).contains("$patch: delete");
+        });
     }
 
     /** The signing key off the controllers by default: the tokens controller, its only user, runs when named. */

@@ -198,7 +198,8 @@ class DeployManifestsIT {
         assertThat(dryRun.getSpec().getReplicas()).isEqualTo(2);
         V1PodSpec pod = dryRun.getSpec().getTemplate().getSpec();
         assertThat(pod.getServiceAccountName()).isEqualTo("satoken-webhook");
-        List<String> args = pod.getContainers().get(0).getArgs();
+        // as the kubelet expands $(AGENT_NAMESPACE)/$(AGENT_ACCOUNT) from the container's env
+        List<String> args = DeployedManifests.args(dryRun);
         assertThat(args).contains("--webhook-address=0.0.0.0:9443", "--tls-cert-file=/etc/satoken/webhook-tls/tls.crt",
                         "--tls-private-key-file=/etc/satoken/webhook-tls/tls.key",
                         "--agent-service-account=" + agentServiceAccount(), "--leader-elect=false")
@@ -215,6 +216,23 @@ class DeployManifestsIT {
         assertThat(args).contains("--client-ca-file=/etc/satoken/client-ca/ca.crt");
         assertThat(pod.getVolumes()).filteredOn(v -> v.getConfigMap() != null)
                 .extracting(v -> v.getConfigMap().getName()).containsExactly("satoken-webhook-client-ca");
+        // a rollout loses no review: replicas spread over nodes (required, yet a surge pod fits), a new one ready for
+        // minReadySeconds before an old one goes, and a stopped one given the time its drain takes
+        assertThat(dryRun.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntValue()).isZero();
+        assertThat(dryRun.getSpec().getMinReadySeconds()).isPositive();
+        assertThat(pod.getTopologySpreadConstraints()).singleElement().satisfies(c -> {
+            assertThat(c.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+            assertThat(c.getWhenUnsatisfiable()).isEqualTo("DoNotSchedule");
+            assertThat(c.getMaxSkew()).isEqualTo(1);
+            assertThat(c.getLabelSelector().getMatchLabels()).containsExactly(
+                    Map.entry("app.kubernetes.io/name", "satoken-webhook"));
+        });
+        assertThat(dryRun.getSpec().getTemplate().getMetadata().getLabels())
+                .containsEntry("app.kubernetes.io/name", "satoken-webhook");
+        long drain = java.time.Duration.parse("PT" + arg(args, "--webhook-drain-delay").orElseThrow()
+                .toUpperCase(java.util.Locale.ROOT)).toSeconds();
+        // the drain delay, the 8 s review deadline and 2 s to write the answers, with room for the JVM's exit
+        assertThat(pod.getTerminationGracePeriodSeconds()).isGreaterThan(drain + 8 + 2);
     }
 
     /**
@@ -303,8 +321,10 @@ class DeployManifestsIT {
 
         V1Service serviceDryRun = new CoreV1Api(server.adminClient())
                 .createNamespacedService(service.getMetadata().getNamespace(), service).dryRun("All").execute();
-        V1MutatingWebhook mutating = admission.createMutatingWebhookConfiguration(
-                (V1MutatingWebhookConfiguration) configurations.get(0)).dryRun("All").execute().getWebhooks().get(0);
+        List<V1MutatingWebhook> pods = admission.createMutatingWebhookConfiguration(
+                (V1MutatingWebhookConfiguration) configurations.get(0)).dryRun("All").execute().getWebhooks();
+        V1MutatingWebhook mutating = pods.get(0);
+        V1MutatingWebhook kubeSystem = pods.get(1);
         V1ValidatingWebhookConfiguration validatingFile = (V1ValidatingWebhookConfiguration) configurations.get(1);
         V1ValidatingWebhook validating = admission.createValidatingWebhookConfiguration(validatingFile)
                 .dryRun("All").execute().getWebhooks().get(0);
@@ -332,8 +352,17 @@ class DeployManifestsIT {
                 .containsExactly("[CREATE] [pods]", "[UPDATE] [pods/ephemeralcontainers]");
         assertThat(List.of(mutating.getFailurePolicy(), mutating.getReinvocationPolicy(), mutating.getMatchPolicy(),
                 mutating.getSideEffects())).containsExactly("Fail", "IfNeeded", "Equivalent", "None");
-        // the pods webhook skips only the namespace it runs in, so that it can start; not the controllers'
-        assertThat(mutating.getNamespaceSelector()).isEqualTo(skips(webhook.getMetadata().getNamespace()));
+        // the pods webhook skips the namespace it runs in, so that it can start (not the controllers'), and
+        // kube-system, which the second one serves, failing open: a dead webhook cannot stop the cluster's own pods
+        assertThat(mutating.getNamespaceSelector()).isEqualTo(skips("kube-system", webhook.getMetadata().getNamespace()));
+        assertThat(pods).hasSize(2);
+        assertThat(kubeSystem.getName()).isEqualTo("kube-system.pods.serviceaccount.satoken.io");
+        assertThat(kubeSystem.getFailurePolicy()).isEqualTo("Ignore");
+        assertThat(kubeSystem.getNamespaceSelector()).isEqualTo(new V1LabelSelector().addMatchExpressionsItem(
+                new V1LabelSelectorRequirement().key("kubernetes.io/metadata.name").operator("In")
+                        .values(List.of("kube-system"))));
+        assertThat(kubeSystem.getRules()).isEqualTo(mutating.getRules());
+        assertThat(kubeSystem.getClientConfig()).isEqualTo(mutating.getClientConfig());
         assertThat(validating.getName()).isEqualTo("serviceaccount-token.satoken.io");
         assertThat(validating.getClientConfig().getService()).isEqualTo(serviceReference(service,
                 AdmissionWebhook.VALIDATE_TOKEN_REQUESTS));
@@ -343,8 +372,10 @@ class DeployManifestsIT {
                 .containsExactly("Fail", "Equivalent", "None");
         // checked in the file: API servers before 1.28 drop matchConditions
         String[] agent = agentServiceAccount().split("/");
+        // (the Component deploy/agent-identity writes the namespace and the name into the 4th and 8th quoted fields)
         assertThat(validatingFile.getWebhooks().get(0).getMatchConditions()).extracting(V1MatchCondition::getExpression)
-                .containsExactly("request.userInfo.username == 'system:serviceaccount:" + agent[0] + ":" + agent[1] + "'");
+                .containsExactly("request.userInfo.username == 'system:serviceaccount:' + '" + agent[0] + "' + ':' + '"
+                        + agent[1] + "'");
     }
 
     /**
@@ -550,10 +581,10 @@ class DeployManifestsIT {
                 .findFirst();
     }
 
-    /** NAMESPACE/NAME of the agent's ServiceAccount, from the agent's own manifests. */
+    /** NAMESPACE/NAME of the agent's ServiceAccount, from the agent's identity base (agent/deploy/identity). */
     static String agentServiceAccount() throws IOException {
         List<String> accounts = new ArrayList<>();
-        for (Object o : Yaml.loadAll(AGENT_DEPLOY.resolve("10-rbac.yaml").toFile())) {
+        for (Object o : Yaml.loadAll(AGENT_DEPLOY.resolve("identity/serviceaccount.yaml").toFile())) {
             if (o instanceof V1ServiceAccount sa) {
                 accounts.add(sa.getMetadata().getNamespace() + "/" + sa.getMetadata().getName());
             }
@@ -567,8 +598,8 @@ class DeployManifestsIT {
                 .name(service.getMetadata().getName()).path(path).port(service.getSpec().getPorts().get(0).getPort());
     }
 
-    static V1LabelSelector skips(String namespace) {
+    static V1LabelSelector skips(String... namespaces) {
         return new V1LabelSelector().addMatchExpressionsItem(new V1LabelSelectorRequirement()
-                .key("kubernetes.io/metadata.name").operator("NotIn").values(List.of(namespace)));
+                .key("kubernetes.io/metadata.name").operator("NotIn").values(List.of(namespaces)));
     }
 }

@@ -113,6 +113,7 @@ class DeployedWebhookIT {
         Manifests.apply(server, DEPLOY.resolve("10-rbac.yaml"));
         agent = DeployManifestsIT.agentServiceAccount().split("/");
         admin.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(agent[0]))).execute();
+        Manifests.apply(server, DeployManifestsIT.AGENT_DEPLOY.resolve("identity/serviceaccount.yaml"));
         Manifests.apply(server, DeployManifestsIT.AGENT_DEPLOY.resolve("10-rbac.yaml"));
         V1Deployment deployment = DeployManifestsIT.webhookDeployment();
         String webhookNs = deployment.getMetadata().getNamespace();

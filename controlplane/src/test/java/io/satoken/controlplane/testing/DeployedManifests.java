@@ -83,9 +83,28 @@ public final class DeployedManifests {
         return List.copyOf(args);
     }
 
-    /** The Deployment's first container's args. */
+    /**
+     * The Deployment's first container's args, with {@code $(NAME)} expanded from the container's env as the kubelet
+     * does (a name the env does not set stays as written).
+     */
     public static List<String> args(V1Deployment deployment) {
-        return List.copyOf(deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs());
+        var container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+        Map<String, String> env = new java.util.HashMap<>();
+        if (container.getEnv() != null) {
+            container.getEnv().stream().filter(e -> e.getValue() != null).forEach(e -> env.put(e.getName(), e.getValue()));
+        }
+        List<String> args = new ArrayList<>();
+        for (String arg : container.getArgs()) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\$\\(([A-Za-z_][A-Za-z0-9_]*)\\)").matcher(arg);
+            StringBuilder expanded = new StringBuilder();
+            while (m.find()) {
+                m.appendReplacement(expanded, java.util.regex.Matcher.quoteReplacement(
+                        env.getOrDefault(m.group(1), m.group())));
+            }
+            m.appendTail(expanded);
+            args.add(expanded.toString());
+        }
+        return List.copyOf(args);
     }
 
     /**

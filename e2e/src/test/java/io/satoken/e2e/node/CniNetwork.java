@@ -9,7 +9,7 @@ import java.util.stream.Stream;
  * The pods' network: a private Linux bridge ({@value #BRIDGE}, {@value #SUBNET}) from the CNI {@code bridge}
  * plugin with {@code host-local} addresses. The bridge is the pods' gateway ({@code isGateway}) but nothing
  * is masqueraded ({@code ipMasq: false}) and no route leads out, so pods reach the host and each other and
- * nothing leaves the machine. containerd's CRI plugin adds the loopback network itself.
+ * nothing leaves the machine; the one route they get, the Services' range, also ends on the host. containerd's CRI plugin adds the loopback network itself.
  *
  * <p>Only one test node can run on a machine at a time: the bridge name is fixed.
  */
@@ -18,6 +18,11 @@ final class CniNetwork {
     static final String NAME = "satoken-test-node";
     static final String BRIDGE = "satoken0";
     static final String SUBNET = "10.88.77.0/24";
+    /**
+     * The test API servers' --service-cluster-ip-range: pods route it to the host (the bridge), where a test that
+     * needs a Service's ClusterIP, with no kube-proxy, can put it ({@code WebhookOutageE2E}, the kubernetes Service).
+     */
+    static final String SERVICE_RANGE = "10.0.0.0/24";
     static final Path PLUGINS = Path.of("/usr/lib/cni");
     /** Where libcni caches results, outside any directory of ours; entries go with CNI DEL. */
     private static final Path RESULT_CACHE = Path.of("/var/lib/cni/results");
@@ -67,12 +72,13 @@ final class CniNetwork {
                       "ipam": {
                         "type": "host-local",
                         "ranges": [[{"subnet": "%s"}]],
+                        "routes": [{"dst": "%s"}],
                         "dataDir": "%s"
                       }
                     }
                   ]
                 }
-                """.formatted(NAME, BRIDGE, SUBNET, ipamDir));
+                """.formatted(NAME, BRIDGE, SUBNET, SERVICE_RANGE, ipamDir));
     }
 
     /** Deletes the bridge and the result-cache entries of this network; never throws. */

@@ -1,0 +1,144 @@
+package io.satoken.agent.runtime;
+
+import io.kubernetes.client.openapi.models.V1RuleWithOperations;
+import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
+import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether a webhook confines this agent's TokenRequests. Without one, the agent's credential (RBAC's
+ * {@code serviceaccounts/token create}, cluster-wide) can mint a token for any ServiceAccount in the cluster, and
+ * one compromised node gives every identity away: the agent says so, loudly, and in a gauge.
+ *
+ * <p>The agent reads the one registration satoken's control plane ships, the ValidatingWebhookConfiguration
+ * {@value #CONFIGURATION} (a {@code get} limited to that name: agent/deploy/10-rbac.yaml). It counts as confining
+ * when one of its webhooks checks {@code serviceaccounts/token} creation, fails closed, and either has no
+ * matchConditions or has one naming this agent's ServiceAccount (namespace and name, from the agent's in-cluster
+ * token). Anything else is {@link State#UNCONFINED}; a read that fails (no RBAC, no API server) is
+ * {@link State#UNKNOWN}.
+ */
+public final class TokenConfinement {
+
+    /** The registration of satoken's token webhook (controlplane/deploy/webhooks/webhook-configurations.yaml). */
+    public static final String CONFIGURATION = "satoken-controlplane";
+
+    public enum State {
+        CONFINED, UNCONFINED, UNKNOWN;
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** Reads the registration; empty when it does not exist. */
+    @FunctionalInterface
+    public interface Registrations {
+        Optional<V1ValidatingWebhookConfiguration> read(String name) throws Exception;
+    }
+
+    private static final Logger log = LoggerFactory.getLogger(TokenConfinement.class);
+
+    private final Registrations registrations;
+    /** system:serviceaccount:NS:NAME, or null when not known (no in-cluster token). */
+    private final String username;
+    private volatile State state = State.UNKNOWN;
+    private volatile String reason = "not checked yet";
+
+    public TokenConfinement(Registrations registrations, String username, MeterRegistry registry) {
+        this.registrations = registrations;
+        this.username = username;
+        for (State s : State.values()) {
+            Gauge.builder("satoken_agent_token_confinement", () -> state == s ? 1 : 0)
+                    .description("1 for whether a webhook confines this agent's TokenRequests: confined (the token "
+                            + "webhook is registered, fails closed and names this agent), unconfined (it does not: the "
+                            + "agent's credential can mint a token for any ServiceAccount), unknown (it could not be read)")
+                    .tag("state", s.label()).register(registry);
+        }
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public String reason() {
+        return reason;
+    }
+
+    /** Checks once; logs a warning when unconfined or unknown, at start and whenever the state changes. */
+    public State check() {
+        State found;
+        String why;
+        try {
+            Optional<V1ValidatingWebhookConfiguration> configuration = registrations.read(CONFIGURATION);
+            if (configuration.isEmpty()) {
+                found = State.UNCONFINED;
+                why = "no ValidatingWebhookConfiguration " + CONFIGURATION + " is registered";
+            } else {
+                Optional<String> confining = confining(configuration.get());
+                found = confining.isPresent() ? State.CONFINED : State.UNCONFINED;
+                why = confining.orElseGet(() -> "ValidatingWebhookConfiguration " + CONFIGURATION + " has no webhook"
+                        + " that checks serviceaccounts/token creation, fails closed and names "
+                        + (username == null ? "this agent" : username));
+            }
+        } catch (Exception e) {
+            found = State.UNKNOWN;
+            why = "could not read ValidatingWebhookConfiguration " + CONFIGURATION + ": " + e;
+        }
+        if (found != state || "not checked yet".equals(reason)) {
+            if (found == State.CONFINED) {
+                log.info("token requests confined: {}", why);
+            } else {
+                log.warn("token requests NOT confined ({}): {}; this agent's credential can create a token for any "
+                        + "ServiceAccount in the cluster. Install the control plane's token webhook (docs/install.md)",
+                        found.label(), why);
+            }
+        }
+        reason = why;
+        state = found;
+        return found;
+    }
+
+    /** The confining webhook, described; empty when there is none. */
+    private Optional<String> confining(V1ValidatingWebhookConfiguration configuration) {
+        for (V1ValidatingWebhook webhook : nonNull(configuration.getWebhooks())) {
+            boolean tokens = nonNull(webhook.getRules()).stream().anyMatch(TokenConfinement::tokenCreation);
+            boolean failsClosed = webhook.getFailurePolicy() == null || "Fail".equals(webhook.getFailurePolicy());
+            boolean namesUs = webhook.getMatchConditions() == null || webhook.getMatchConditions().isEmpty()
+                    || (username != null && webhook.getMatchConditions().stream()
+                            .anyMatch(c -> namesAccount(c.getExpression())));
+            if (tokens && failsClosed && namesUs) {
+                return Optional.of("webhook " + webhook.getName() + " of " + CONFIGURATION + " checks them");
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Whether a CEL expression names this agent: its whole username, or its namespace and name as quoted strings. */
+    private boolean namesAccount(String expression) {
+        if (expression == null) {
+            return false;
+        }
+        if (expression.contains("'" + username + "'") || expression.contains("\"" + username + "\"")) {
+            return true;
+        }
+        String[] parts = username.split(":");
+        return parts.length == 4 && expression.contains("'" + parts[2] + "'") && expression.contains("'" + parts[3] + "'");
+    }
+
+    private static boolean tokenCreation(V1RuleWithOperations rule) {
+        boolean create = nonNull(rule.getOperations()).stream().anyMatch(o -> o.equals("CREATE") || o.equals("*"));
+        boolean resource = nonNull(rule.getResources()).stream()
+                .anyMatch(r -> r.equals("serviceaccounts/token") || r.equals("*/*") || r.equals("serviceaccounts/*"));
+        return create && resource;
+    }
+
+    private static <T> List<T> nonNull(List<T> list) {
+        return list == null ? List.of() : list;
+    }
+}

@@ -1,0 +1,104 @@
+package io.satoken.agent.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubernetes.client.openapi.models.V1MatchCondition;
+import io.kubernetes.client.openapi.models.V1RuleWithOperations;
+import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
+import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.satoken.agent.runtime.TokenConfinement.State;
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Whether the agent counts itself confined, from the token webhook's registration as the API server holds it. */
+class TokenConfinementTest {
+
+    static final String AGENT = "system:serviceaccount:satoken-system:satoken-agent";
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    @Test
+    void noRegistration_unconfined_gaugeSaysSo() {
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.empty(), AGENT, registry);
+
+        assertThat(confinement.check()).isEqualTo(State.UNCONFINED);
+        assertThat(confinement.reason()).contains("no ValidatingWebhookConfiguration satoken-controlplane");
+        assertThat(gauge("unconfined")).isEqualTo(1);
+        assertThat(gauge("confined")).isZero();
+    }
+
+    @Test
+    void shippedRegistration_namingThisAgent_confined() {
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration("Fail",
+                "request.userInfo.username == 'system:serviceaccount:' + 'satoken-system' + ':' + 'satoken-agent'")),
+                AGENT, registry);
+
+        assertThat(confinement.check()).isEqualTo(State.CONFINED);
+        assertThat(gauge("confined")).isEqualTo(1);
+    }
+
+    @Test
+    void registrationWithoutMatchConditions_asOn126_confined() {
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration("Fail", null)), AGENT,
+                registry);
+
+        assertThat(confinement.check()).isEqualTo(State.CONFINED);
+    }
+
+    @Test
+    void registrationNamingAnotherNamespacesAgent_unconfined() {
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration("Fail",
+                "request.userInfo.username == 'system:serviceaccount:' + 'satoken-system' + ':' + 'satoken-agent'")),
+                "system:serviceaccount:other-ns:satoken-agent", registry);
+
+        assertThat(confinement.check()).isEqualTo(State.UNCONFINED);
+        assertThat(confinement.reason()).contains("names system:serviceaccount:other-ns:satoken-agent");
+    }
+
+    @Test
+    void registrationFailingOpen_unconfined() {
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration("Ignore", null)), AGENT,
+                registry);
+
+        assertThat(confinement.check()).isEqualTo(State.UNCONFINED);
+    }
+
+    @Test
+    void unreadable_unknown() {
+        TokenConfinement confinement = new TokenConfinement(name -> {
+            throw new IOException("HTTP 403");
+        }, AGENT, registry);
+
+        assertThat(confinement.check()).isEqualTo(State.UNKNOWN);
+        assertThat(gauge("unknown")).isEqualTo(1);
+    }
+
+    @Test
+    void webhookRegisteredLater_theRecheckFindsIt() {
+        V1ValidatingWebhookConfiguration[] held = new V1ValidatingWebhookConfiguration[1];
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.ofNullable(held[0]), AGENT, registry);
+        assertThat(confinement.check()).isEqualTo(State.UNCONFINED);
+
+        held[0] = registration("Fail", null);
+
+        assertThat(confinement.check()).isEqualTo(State.CONFINED);
+        assertThat(gauge("unconfined")).isZero();
+    }
+
+    private static V1ValidatingWebhookConfiguration registration(String failurePolicy, String condition) {
+        V1ValidatingWebhook webhook = new V1ValidatingWebhook().name("serviceaccount-token.satoken.io")
+                .failurePolicy(failurePolicy).rules(List.of(new V1RuleWithOperations().apiGroups(List.of(""))
+                        .apiVersions(List.of("v1")).operations(List.of("CREATE"))
+                        .resources(List.of("serviceaccounts/token"))));
+        if (condition != null) {
+            webhook.matchConditions(List.of(new V1MatchCondition().name("node-agent").expression(condition)));
+        }
+        return new V1ValidatingWebhookConfiguration().webhooks(List.of(webhook));
+    }
+
+    private double gauge(String state) {
+        return registry.get("satoken_agent_token_confinement").tag("state", state).gauge().value();
+    }
+}
