@@ -316,6 +316,14 @@ public final class CsiVolumes implements RefreshListener {
         }
     }
 
+    /** A consumer in a volume's pod still holds a token about to expire: the second Warning Event on the pod. */
+    public void expiringUnread(ReadTracker.Finding finding) {
+        Entry entry = entryOf(finding.dir());
+        if (entry != null && entry.volume != null) {
+            events.expiringUnread(entry.volume.pod(), entry.target, finding);
+        }
+    }
+
     /** The pod whose volume the directory is, if it is a published volume's. */
     public Optional<PodIdentity> podOf(TokenDirectory dir) {
         Entry entry = entryOf(dir);

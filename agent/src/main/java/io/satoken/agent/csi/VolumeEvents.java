@@ -52,6 +52,19 @@ final class VolumeEvents {
                 + ". Clients must re-read the file when it changes, as with kubelet's projected tokens");
     }
 
+    /**
+     * The pod was reported not re-reading and still holds its old token within the margin of that token's expiry:
+     * the louder report, on which an operator acts before the outage.
+     */
+    void expiringUnread(PodIdentity pod, Path target, ReadTracker.Finding finding) {
+        Path volume = target.getParent() == null ? null : target.getParent().getFileName();
+        events.warning(podObject(pod), PodEventSink.TOKEN_EXPIRING_UNREAD, "token file \"" + finding.projection().path()
+                + "\"" + (volume == null ? "" : " of volume \"" + volume + "\"") + " was rotated at "
+                + finding.rotatedAt() + " and is still not opened; the token the pod holds expires at "
+                + finding.heldExpiresAt() + ", after which its requests with it fail. Restart the pod or make it re-read"
+                + " the file");
+    }
+
     /** Enough of a pod for an Event to name it. */
     private static V1Pod podObject(PodIdentity pod) {
         return new V1Pod().metadata(new V1ObjectMeta().namespace(pod.namespace()).name(pod.name()).uid(pod.uid()));

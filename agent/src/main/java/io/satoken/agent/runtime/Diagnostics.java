@@ -44,7 +44,8 @@ final class Diagnostics implements AutoCloseable {
         this.clock = clock;
         AgentConfig.RereadCheck reread = config.rereadCheck();
         this.reads = reread.enabled()
-                ? ConsumerReads.on(reread.thresholdPercent(), timers, clock, this::notReread, this::firstRead)
+                ? ConsumerReads.on(reread.thresholdPercent(), timers, clock, this::notReread, this::firstRead,
+                        new ReadTracker.Escalation(reread::expiringMargin, this::expiringUnread))
                 : ConsumerReads.off();
         if (reads.tracker() != null) {
             ReadMetrics.register(metrics, reads.tracker());
@@ -99,6 +100,16 @@ final class Diagnostics implements AutoCloseable {
         CsiVolumes v = volumes;
         if (v != null) {
             v.notReread(finding);
+        }
+    }
+
+    /** A reader still holding its old token close to that token's expiry: a log line, and an Event for a pod. */
+    private void expiringUnread(ReadTracker.Finding finding) {
+        log.warn("{} is still not opened since its token rotated at {}; its reader's token expires at {}",
+                finding.dir().dir().resolve(finding.projection().path()), finding.rotatedAt(), finding.heldExpiresAt());
+        CsiVolumes v = volumes;
+        if (v != null) {
+            v.expiringUnread(finding);
         }
     }
 

@@ -27,7 +27,8 @@ import java.util.Optional;
  *    "files": [{"path": "token", "serviceAccount": "ns/sa", "audiences": ["vault"], "expirationSeconds": 600,
  *      "boundObject": {"kind": "Pod", "name": "...", "uid": "..."}, "state": "ready",
  *      "issuedAt": "...", "expiresAt": "...", "nextRefresh": "...", "lastError": "...", "lastErrorAt": "...",
- *      "lastRead": "...", "hasReader": true, "readCurrentToken": true, "rotatedAt": "...", "notRereadSince": "..."}]}]}
+ *      "lastRead": "...", "hasReader": true, "readCurrentToken": true, "rotatedAt": "...", "notRereadSince": "...",
+ *      "expiringUnreadSince": "..."}]}]}
  * </pre>
  * Absent times are null; {@code audiences} is null when the API server's own are used.
  */
@@ -119,6 +120,7 @@ public final class StatusReport {
             out.name("readCurrentToken").value(seen.readCurrent());
             time(out, "rotatedAt", seen.rotatedAt());
             time(out, "notRereadSince", seen.notRereadSince());
+            time(out, "expiringUnreadSince", seen.expiringUnreadSince());
         }
         out.endObject();
     }

@@ -146,8 +146,12 @@ public final class StatusView {
                     + "; the new token was not opened";
         }
         String reported = stamp(file, "notRereadSince");
-        return reported == null ? text + " (reported if not opened by " + threshold + " % of the old token's lifetime)"
-                : text + " (reported TokenNotReread at " + reported + ")";
+        if (reported == null) {
+            return text + " (reported if not opened by " + threshold + " % of the old token's lifetime)";
+        }
+        String expiring = stamp(file, "expiringUnreadSince");
+        return text + " (reported TokenNotReread at " + reported
+                + (expiring == null ? "" : ", TokenExpiringUnread at " + expiring) + ")";
     }
 
     /** One field; a value the report lacks reads "unknown", never "null". */
