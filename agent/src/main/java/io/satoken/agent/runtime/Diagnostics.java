@@ -11,6 +11,7 @@ import io.satoken.agent.reads.ReadMetrics;
 import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TaskScheduler;
+import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.status.StatusEndpoint;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -75,7 +76,7 @@ final class Diagnostics implements AutoCloseable {
     }
 
     /** Serves the status endpoint if the config names its socket; when it cannot start, says why. */
-    void serveStatus(RefreshScheduler scheduler) {
+    void serveStatus(RefreshScheduler scheduler, ReloadNotifier reloads) {
         Optional<Path> socket = config.statusSocket();
         if (socket.isEmpty()) {
             return;
@@ -83,7 +84,7 @@ final class Diagnostics implements AutoCloseable {
         StatusEndpoint endpoint = new StatusEndpoint(socket.get(), node, scheduler, dir -> {
             CsiVolumes v = volumes;
             return v == null ? Optional.empty() : v.podOf(dir);
-        }, reads.watching() ? reads.tracker() : null, config.rereadCheck().thresholdPercent(), clock);
+        }, reads.watching() ? reads.tracker() : null, config.rereadCheck().thresholdPercent(), clock, reloads);
         try {
             endpoint.start();
             status = endpoint;
