@@ -115,8 +115,8 @@ class ReloadSignalE2E {
         assertThat(message[1]).contains("volumeAttributes.reloadContainer", "\"sidecar\"", "its containers: app");
         Figures.record(TEST, "bad reloadSignal: FailedMount \"" + message[0].replaceAll("\\s+", " ") + "\"");
         Figures.record(TEST, "bad reloadContainer: FailedMount \"" + message[1].replaceAll("\\s+", " ") + "\"");
-        core.deleteNamespacedPod("badsignal", namespace).gracePeriodSeconds(0L).execute();
-        core.deleteNamespacedPod("badcontainer", namespace).gracePeriodSeconds(0L).execute();
+        core.deleteNamespacedPod("badsignal", namespace).gracePeriodSeconds(0).execute();
+        core.deleteNamespacedPod("badcontainer", namespace).gracePeriodSeconds(0).execute();
         awaitTrue("explain shows the ignorer's read", Duration.ofSeconds(30),
                 () -> text("ignorer").contains("of the token now in the file"));
         assertThat(text("rereader")).contains("SIGHUP to container app after each rotation; none sent yet");
