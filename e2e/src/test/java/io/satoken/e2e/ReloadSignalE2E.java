@@ -117,7 +117,7 @@ class ReloadSignalE2E {
         Figures.record(TEST, "bad reloadContainer: FailedMount \"" + message[1].replaceAll("\\s+", " ") + "\"");
         core.deleteNamespacedPod("badsignal", namespace).gracePeriodSeconds(0).execute();
         core.deleteNamespacedPod("badcontainer", namespace).gracePeriodSeconds(0).execute();
-        awaitTrue("explain shows the ignorer's read", Duration.ofSeconds(30),
+        awaitExplain("explain shows the ignorer's read", Duration.ofSeconds(30),
                 () -> text("ignorer").contains("of the token now in the file"));
         assertThat(text("rereader")).contains("SIGHUP to container app after each rotation; none sent yet");
     }
@@ -128,7 +128,7 @@ class ReloadSignalE2E {
     void afterTheRotation_theHandlerOfSighup_rereadsItsTokenWithinASecond_andGetsNoEvent() throws Exception {
         Instant deadline = issued.plusSeconds(LIFETIME * 8 / 10 + 60);
         JsonObject[] reload = new JsonObject[1];
-        awaitTrue("the re-reader is signalled after its token rotated", Duration.between(Instant.now(), deadline),
+        awaitExplain("the re-reader is signalled after its token rotated", Duration.between(Instant.now(), deadline),
                 () -> {
                     reload[0] = reload("rereader");
                     return reload[0] != null && !reload[0].get("signalledAt").isJsonNull();
@@ -137,7 +137,7 @@ class ReloadSignalE2E {
         assertThat(reload[0].get("delivered").getAsBoolean()).as(reload[0].toString()).isTrue();
 
         JsonObject[] file = new JsonObject[1];
-        awaitTrue("the re-reader opens the new token", Duration.ofSeconds(10), () -> {
+        awaitExplain("the re-reader opens the new token", Duration.ofSeconds(10), () -> {
             file[0] = file("rereader");
             return file[0].get("readCurrentToken").getAsBoolean() && !file[0].get("lastRead").isJsonNull()
                     && !Instant.parse(file[0].get("lastRead").getAsString()).isBefore(signalled);
@@ -151,11 +151,11 @@ class ReloadSignalE2E {
         assertThat(JwtClaims.of(rotated).issuedAt()).as("signalled after the new token was written")
                 .isBeforeOrEqualTo(signalled.plusSeconds(1));
         assertThat(exec(rereader, "cat", "/proc/1/status")).as("the shell still runs").contains("State:");
-        Figures.record(TEST, String.format(Locale.ROOT, "SIGHUP handler that re-reads: signalled %.0f s after the "
-                + "token was issued (%.0f %% of %d s), re-read %d ms after the signal (the shell runs its trap when its "
-                + "1 s sleep ends)", Duration.between(issued, signalled).toMillis() / 1000.0,
-                100.0 * Duration.between(issued, signalled).toMillis() / (LIFETIME * 1000.0), LIFETIME,
-                latency.toMillis()));
+        Instant written = Instant.parse(file[0].get("rotatedAt").getAsString());
+        assertThat(signalled).as("signalled once the new token is in place").isAfterOrEqualTo(written);
+        Figures.record(TEST, String.format(Locale.ROOT, "SIGHUP handler that re-reads: signalled %d ms after the new "
+                + "token was written, re-read %d ms after the signal (the shell runs its trap when its 1 s sleep ends)",
+                Duration.between(written, signalled).toMillis(), latency.toMillis()));
     }
 
     // (c)
@@ -163,7 +163,7 @@ class ReloadSignalE2E {
     @Order(3)
     void theContainerIgnoringSighup_showsSignalledNotReread_thenBothWarningEvents() throws Exception {
         JsonObject[] reload = new JsonObject[1];
-        awaitTrue("the ignorer is signalled", Duration.ofSeconds(60), () -> {
+        awaitExplain("the ignorer is signalled", Duration.ofSeconds(60), () -> {
             reload[0] = reload("ignorer");
             return reload[0] != null && !reload[0].get("signalledAt").isJsonNull();
         });
@@ -273,5 +273,16 @@ class ReloadSignalE2E {
 
     private static void awaitTrue(String what, Duration timeout, java.util.function.BooleanSupplier condition) {
         CsiDriverNode.awaitTrue(what, timeout, condition);
+    }
+
+    /** As {@link #awaitTrue}, polling once a second: each explain starts a JVM. */
+    private static void awaitExplain(String what, Duration timeout, java.util.function.BooleanSupplier condition) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!condition.getAsBoolean()) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting until " + what);
+            }
+            SatokenProcess.pause(Duration.ofSeconds(1));
+        }
     }
 }
