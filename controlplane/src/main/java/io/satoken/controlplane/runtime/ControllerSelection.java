@@ -48,7 +48,8 @@ public final class ControllerSelection {
             } else {
                 throw new IllegalArgumentException("--controllers: unknown controller \"" + item + "\" (known: "
                         + String.join(", ", ALL) + ", * for all on by default, -name to disable one; "
-                        + String.join(", ", OFF_BY_DEFAULT) + " only when named)");
+                        + String.join(" and ", ALL.stream().filter(OFF_BY_DEFAULT::contains).toList())
+                        + " only when named)");
             }
         }
         Set<String> out = new LinkedHashSet<>();
