@@ -47,7 +47,7 @@ final class BadInputs {
             c.add(new AttributeCase("projections: " + p.name(), Map.of("projections", p.input()), p.expected()));
         }
         c.add(new AttributeCase("unknown attribute", Map.of("audiences", "vault"), List.of(V + "audiences: unknown"
-                + " attribute; the attributes are audience, expirationSeconds, path, projections")));
+                + " attribute; the attributes are audience, expirationSeconds, path, projections, reloadContainer, reloadSignal")));
         c.add(new AttributeCase("pod info from the pod, replaced by the kubelet's; other keys unknown",
                 Map.of("csi.storage.k8s.io/pod.uid", "other", "podUID", "x"),
                 List.of(V + "podUID: unknown attribute")));

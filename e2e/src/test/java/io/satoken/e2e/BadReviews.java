@@ -146,7 +146,8 @@ final class BadReviews {
                 + "\"satoken-agent-tokens\",\"csi\":{\"driver\":\"tokens.satoken.io\",\"readOnly\":true,"
                 + "\"volumeAttributes\":{\"projections\":\"- path: other\\n\"}}}],\"containers\":[{\"name\":\"a\"}]"),
                 422, "spec.volumes[satoken-agent-tokens].csi: must be {driver: tokens.satoken.io, readOnly: true,"
-                        + " volumeAttributes: {projections: <the satoken.io/projections annotation>}}");
+                        + " volumeAttributes: {projections: <the satoken.io/projections annotation>, and the reload"
+                        + " annotations' attributes}}");
         badPod(c, client, "mount path taken", podWithSpec("\"volumes\":[{\"name\":\"x\",\"emptyDir\":{}}],"
                 + "\"containers\":[{\"name\":\"a\",\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":"
                 + "\"/var/run/secrets/satoken\"}]}]"), 422,

@@ -34,17 +34,43 @@ public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> pro
      * @param thresholdPercent how much of the old token's lifetime may pass before a consumer that has not opened
      *     the new token is reported ({@value #MIN_THRESHOLD}..{@value #MAX_THRESHOLD}, default {@value #DEFAULT_THRESHOLD})
      */
-    public record RereadCheck(boolean enabled, int thresholdPercent) {
+    public record RereadCheck(boolean enabled, int thresholdPercent, Long expiringMarginSeconds) {
         public static final int MIN_THRESHOLD = 50;
         public static final int MAX_THRESHOLD = 99;
         public static final int DEFAULT_THRESHOLD = 90;
+        public static final long MIN_MARGIN_SECONDS = 60;
+        public static final long MAX_MARGIN_SECONDS = 86400;
         public static final RereadCheck DEFAULT = new RereadCheck(true, DEFAULT_THRESHOLD);
 
+        /**
+         * @param expiringMarginSeconds how long before the held token's expiry a consumer still not re-reading is
+         *     reported again ({@code TokenExpiringUnread}); null for the default, 5 minutes or a tenth of the
+         *     token's lifetime, whichever is larger
+         */
         public RereadCheck {
             if (thresholdPercent < MIN_THRESHOLD || thresholdPercent > MAX_THRESHOLD) {
                 throw new IllegalArgumentException("rereadThresholdPercent: must be between " + MIN_THRESHOLD + " and "
                         + MAX_THRESHOLD + ", got " + thresholdPercent);
             }
+            if (expiringMarginSeconds != null && (expiringMarginSeconds < MIN_MARGIN_SECONDS
+                    || expiringMarginSeconds > MAX_MARGIN_SECONDS)) {
+                throw new IllegalArgumentException("expiringUnreadMarginSeconds: must be between " + MIN_MARGIN_SECONDS
+                        + " and " + MAX_MARGIN_SECONDS + ", got " + expiringMarginSeconds);
+            }
+        }
+
+        public RereadCheck(boolean enabled, int thresholdPercent) {
+            this(enabled, thresholdPercent, null);
+        }
+
+        /** The margin before a held token's expiry for a token of {@code lifetime}. */
+        public java.time.Duration expiringMargin(java.time.Duration lifetime) {
+            if (expiringMarginSeconds != null) {
+                return java.time.Duration.ofSeconds(expiringMarginSeconds);
+            }
+            java.time.Duration tenth = lifetime.dividedBy(10);
+            java.time.Duration five = java.time.Duration.ofMinutes(5);
+            return tenth.compareTo(five) > 0 ? tenth : five;
         }
     }
 

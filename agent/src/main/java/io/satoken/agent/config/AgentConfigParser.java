@@ -29,6 +29,8 @@ import java.util.Optional;
  *                              # csi and both: &lt;kubeletDir&gt;/plugins/tokens.satoken.io/status.sock; none in static
  * rereadCheck: true            # report consumers that do not read a rotated token (TokenNotReread), default true
  * rereadThresholdPercent: 90   # 50..99, default 90: share of the old token's lifetime a consumer has to read the new
+ * expiringUnreadMarginSeconds: 300 # 60..86400; a consumer still holding the old token this long before it expires
+ *                              # is reported again (TokenExpiringUnread); default max(300, a tenth of the lifetime)
  * projections:                 # required when mode is static or both; absent or empty when csi
  *   - namespace: monitoring                  # required, DNS-1123 label
  *     serviceAccount: node-exporter          # required, DNS-1123 subdomain
@@ -51,7 +53,8 @@ public final class AgentConfigParser {
     public static final int MAX_LENGTH = 1024 * 1024;
 
     private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections",
-            "maxUnboundExpirationSeconds", "statusSocket", "rereadCheck", "rereadThresholdPercent");
+            "maxUnboundExpirationSeconds", "statusSocket", "rereadCheck", "rereadThresholdPercent",
+            "expiringUnreadMarginSeconds");
     private static final List<String> ENTRY_KEYS = List.of("namespace", "serviceAccount", "audiences",
             "expirationSeconds", "dir", "file", "mode", "uid", "gid");
 
@@ -134,7 +137,11 @@ public final class AgentConfigParser {
                 + " (percent of the old token's lifetime)";
         Long percent = fields.integer("rereadThresholdPercent", RereadCheck.MIN_THRESHOLD, range,
                 RereadCheck.MAX_THRESHOLD, range);
-        return new RereadCheck(enabled, percent == null ? RereadCheck.DEFAULT_THRESHOLD : percent.intValue());
+        String marginRange = "must be between " + RereadCheck.MIN_MARGIN_SECONDS + " and "
+                + RereadCheck.MAX_MARGIN_SECONDS + " (seconds before the held token expires)";
+        Long margin = fields.integer("expiringUnreadMarginSeconds", RereadCheck.MIN_MARGIN_SECONDS, marginRange,
+                RereadCheck.MAX_MARGIN_SECONDS, marginRange);
+        return new RereadCheck(enabled, percent == null ? RereadCheck.DEFAULT_THRESHOLD : percent.intValue(), margin);
     }
 
     private static Mode mode(YamlFields fields, FieldErrors errors) {

@@ -9,6 +9,8 @@ import io.satoken.agent.projection.PodProjections;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ReadTracker;
+import io.satoken.agent.reload.ReloadNotifier;
+import io.satoken.agent.reload.ReloadRequest;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.IssuedToken;
@@ -17,6 +19,7 @@ import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.FileOwnerException;
+import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -27,6 +30,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,6 +75,7 @@ public final class CsiVolumes implements RefreshListener {
     private final RefreshScheduler scheduler;
     private final TokenAdoption adoption;
     private final VolumeEvents events;
+    private final ReloadNotifier reloads;
 
     /** By volume id; guarded by {@code this}. */
     private final Map<String, Entry> volumes = new HashMap<>();
@@ -99,6 +104,13 @@ public final class CsiVolumes implements RefreshListener {
      */
     public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
             RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events) {
+        this(podsDir, node, store, mounter, pods, scheduler, adoption, events, null);
+    }
+
+    /** @param reloads sends the volumes' reload signals; null when the agent sends none */
+    public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
+            RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events, ReloadNotifier reloads) {
+        this.reloads = reloads;
         this.podsDir = podsDir.toAbsolutePath().normalize();
         this.node = node;
         this.store = store;
@@ -146,18 +158,28 @@ public final class CsiVolumes implements RefreshListener {
             PodLimits.checkSpec(current, pod);
             List<Projection> files;
             PodOwners owners;
+            ReloadRequest reload;
             try {
                 owners = PodOwners.of(current);
                 files = PodProjections.projections(pod, owners, request.files());
+                reload = request.reload() == null ? null : request.reload().forPod(current);
             } catch (IllegalArgumentException e) {
                 throw new CsiException(Status.Code.INVALID_ARGUMENT, "pod " + pod + ": " + e.getMessage());
             }
-            PublishedVolume volume = new PublishedVolume(volumeId, target, pod, files);
+            if (reload != null && reloads == null) {
+                throw new CsiException(Status.Code.INVALID_ARGUMENT, "pod " + pod + ": "
+                        + CsiVolumeAttributes.field(CsiVolumeAttributes.RELOAD_SIGNAL) + ": this agent sends no"
+                        + " signals (it runs without the host's process table)");
+            }
+            PublishedVolume volume = new PublishedVolume(volumeId, target, pod, files, Set.of(), reload);
             mount(target);                                                                       // 5
             store.save(volume);
             synchronized (this) {
                 entry.volume = volume;
                 entry.ownerFields = new FileOwnerFields(owners, request.files());
+            }
+            if (reload != null) {
+                reloads.register(volume.directory().name(), pod, reload);
             }
             scheduler.put(volume.directory());                                                   // 6
             log.info("published volume {} of pod {}: {} file(s)", volumeId, pod, files.size());
@@ -189,6 +211,7 @@ public final class CsiVolumes implements RefreshListener {
         }
         if (entry != null) {
             scheduler.remove(PublishedVolume.DIR_PREFIX + volumeId);
+            forgetReload(volumeId);
             entry.firstWrite.completeExceptionally(new CsiException(Status.Code.ABORTED,
                     "volume " + volumeId + " was unpublished while it was being published"));
         }
@@ -230,6 +253,9 @@ public final class CsiVolumes implements RefreshListener {
                 volumes.put(volume.volumeId(), entry);
             }
             TokenDirectory dir = volume.directory();
+            if (volume.reload() != null && reloads != null) {
+                reloads.register(dir.name(), volume.pod(), volume.reload());
+            }
             int adopted = adoption.adopt(dir);
             scheduler.put(dir);
             log.info("resumed volume {} of pod {}: adopted {} of {} token(s)", volume.volumeId(), volume.pod(),
@@ -312,7 +338,15 @@ public final class CsiVolumes implements RefreshListener {
     public void notReread(ReadTracker.Finding finding) {
         Entry entry = entryOf(finding.dir());
         if (entry != null && entry.volume != null) {
-            events.notReread(entry.volume.pod(), entry.target, finding);
+            events.notReread(entry.volume.pod(), entry.target, finding, lastReload(finding.dir()));
+        }
+    }
+
+    /** A consumer in a volume's pod still holds a token about to expire: the second Warning Event on the pod. */
+    public void expiringUnread(ReadTracker.Finding finding) {
+        Entry entry = entryOf(finding.dir());
+        if (entry != null && entry.volume != null) {
+            events.expiringUnread(entry.volume.pod(), entry.target, finding);
         }
     }
 
@@ -330,6 +364,7 @@ public final class CsiVolumes implements RefreshListener {
             }
         }
         scheduler.remove(PublishedVolume.DIR_PREFIX + volumeId);
+        forgetReload(volumeId);
         try {
             mounter.unmount(entry.target);
             store.delete(volumeId);
@@ -338,6 +373,17 @@ public final class CsiVolumes implements RefreshListener {
         }
         log.warn("publishing volume {} failed: {}", volumeId, failure.getMessage());
         entry.firstWrite.completeExceptionally(failure);
+    }
+
+    private void forgetReload(String volumeId) {
+        if (reloads != null) {
+            reloads.remove(PublishedVolume.DIR_PREFIX + volumeId);
+        }
+    }
+
+    /** The last reload signal sent for a directory, if it is a volume's that asks for one and one was sent. */
+    public Optional<ReloadNotifier.Last> lastReload(TokenDirectory dir) {
+        return reloads == null ? Optional.empty() : reloads.last(dir.name());
     }
 
     /** Files of the pod's volumes still waiting for their first token. */

@@ -3,6 +3,7 @@ package io.satoken.agent.csi;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.reload.ReloadRequest;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
@@ -19,9 +20,10 @@ import java.util.Set;
  * @param files the token files, with their modes and owners already chosen
  * @param readFiles the paths of the files the pod has been seen reading, so that a restarted agent still knows
  *     which files have a reader to report if it stops re-reading them
+ * @param reload the signal to send the pod's container after each rotation, its container checked; or null
  */
 public record PublishedVolume(String volumeId, Path targetPath, PodIdentity pod, List<Projection> files,
-        Set<String> readFiles) {
+        Set<String> readFiles, ReloadRequest reload) {
 
     /** Directory names of CSI volumes in the scheduler start with this. */
     public static final String DIR_PREFIX = "csi:";
@@ -32,6 +34,11 @@ public record PublishedVolume(String volumeId, Path targetPath, PodIdentity pod,
         Objects.requireNonNull(pod, "pod");
         files = List.copyOf(files);
         readFiles = Set.copyOf(readFiles);
+    }
+
+    public PublishedVolume(String volumeId, Path targetPath, PodIdentity pod, List<Projection> files,
+            Set<String> readFiles) {
+        this(volumeId, targetPath, pod, files, readFiles, null);
     }
 
     /** A volume no file of which has been seen read yet. */

@@ -1,6 +1,7 @@
 package io.satoken.agent.csi;
 
 import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.reload.ReloadRequest;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.FieldErrors;
 import io.satoken.common.projection.InvalidProjectionException;
@@ -26,7 +27,8 @@ public final class VolumeAttributes {
     static final String EPHEMERAL = "csi.storage.k8s.io/ephemeral";
 
     /** What one volume asks for, and for whom. */
-    public record Request(PodIdentity pod, List<ProjectionSpec> files) {}
+    /** @param reload the signal to send after each rotation, or null (its container not yet checked) */
+    public record Request(PodIdentity pod, List<ProjectionSpec> files, ReloadRequest reload) {}
 
     private VolumeAttributes() {
     }
@@ -39,9 +41,10 @@ public final class VolumeAttributes {
         FieldErrors errors = new FieldErrors();
         List<String> listErrors = new ArrayList<>();
         List<ProjectionSpec> files = CsiVolumeAttributes.files(context, errors, listErrors);
+        ReloadRequest reload = ReloadRequest.parse(context, errors);
         PodIdentity pod = pod(context, errors);
         CsiVolumeAttributes.throwIfAny(errors, listErrors);
-        return new Request(pod, files);
+        return new Request(pod, files, reload);
     }
 
     private static PodIdentity pod(Map<String, String> context, FieldErrors errors) {

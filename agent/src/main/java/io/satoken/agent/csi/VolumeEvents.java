@@ -7,10 +7,12 @@ import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ReadTracker;
+import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /** The Warning Events a published volume's pod gets: its token's refresh failing, and a token from the node's future. */
 final class VolumeEvents {
@@ -42,14 +44,38 @@ final class VolumeEvents {
      * The pod has not opened a token file since its token rotated: a client that read it once and keeps the old
      * token, which fails when that token expires.
      */
-    void notReread(PodIdentity pod, Path target, ReadTracker.Finding finding) {
+    void notReread(PodIdentity pod, Path target, ReadTracker.Finding finding, Optional<ReloadNotifier.Last> signal) {
         Path volume = target.getParent() == null ? null : target.getParent().getFileName();
         events.warning(podObject(pod), PodEventSink.TOKEN_NOT_REREAD, "token file \"" + finding.projection().path()
                 + "\"" + (volume == null ? "" : " of volume \"" + volume + "\"") + " was rotated at "
                 + finding.rotatedAt() + " and not opened since; the pod "
                 + (finding.lastRead() == null ? "read it before" : "last read it at " + finding.lastRead())
                 + " and still holds a token that expires at " + finding.heldExpiresAt()
-                + ". Clients must re-read the file when it changes, as with kubelet's projected tokens");
+                + ". Clients must re-read the file when it changes, as with kubelet's projected tokens"
+                + signal.filter(last -> !last.at().isBefore(finding.rotatedAt())).map(VolumeEvents::signalled)
+                        .orElse(""));
+    }
+
+    /** What the Event says of the reload signal sent after the rotation. */
+    private static String signalled(ReloadNotifier.Last last) {
+        return last.delivered()
+                ? ". The agent sent " + last.signal() + " to container " + last.container() + " at " + last.at()
+                        + ", after the rotation: it was signalled, and did not re-read"
+                : ". The agent's " + last.signal() + " to container " + last.container() + " at " + last.at()
+                        + " was not delivered: " + last.problem();
+    }
+
+    /**
+     * The pod was reported not re-reading and still holds its old token within the margin of that token's expiry:
+     * the louder report, on which an operator acts before the outage.
+     */
+    void expiringUnread(PodIdentity pod, Path target, ReadTracker.Finding finding) {
+        Path volume = target.getParent() == null ? null : target.getParent().getFileName();
+        events.warning(podObject(pod), PodEventSink.TOKEN_EXPIRING_UNREAD, "token file \"" + finding.projection().path()
+                + "\"" + (volume == null ? "" : " of volume \"" + volume + "\"") + " was rotated at "
+                + finding.rotatedAt() + " and is still not opened; the token the pod holds expires at "
+                + finding.heldExpiresAt() + ", after which its requests with it fail. Restart the pod or make it re-read"
+                + " the file");
     }
 
     /** Enough of a pod for an Event to name it. */

@@ -2,6 +2,8 @@ package io.satoken.agent.csi;
 
 import com.google.gson.Gson;
 import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.reload.ReloadRequest;
+import io.satoken.agent.reload.ReloadSignal;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
@@ -83,7 +85,8 @@ public final class VolumeStore {
         if (!volume.readFiles().contains(path)) {
             Set<String> read = new HashSet<>(volume.readFiles());
             read.add(path);
-            save(new PublishedVolume(volume.volumeId(), volume.targetPath(), volume.pod(), volume.files(), read));
+            save(new PublishedVolume(volume.volumeId(), volume.targetPath(), volume.pod(), volume.files(), read,
+                    volume.reload()));
         }
     }
 
@@ -115,14 +118,17 @@ public final class VolumeStore {
 
     /** The file's JSON shape: plain strings and numbers, so it reads back whatever the JDK's Path is. */
     private record Stored(String volumeId, String targetPath, String namespace, String podName, String podUid,
-            String serviceAccount, List<StoredFile> files, List<String> readFiles) {
+            String serviceAccount, List<StoredFile> files, List<String> readFiles, String reloadSignal,
+            String reloadContainer) {
 
         static Stored of(PublishedVolume v) {
             List<StoredFile> files = v.files().stream().map(p -> new StoredFile(p.path(), p.key().audiences(),
                     p.key().expirationSeconds(), p.mode(), p.uid(), p.gid())).toList();
             PodIdentity pod = v.pod();
             return new Stored(v.volumeId(), v.targetPath().toString(), pod.namespace(), pod.name(), pod.uid(),
-                    pod.serviceAccount(), files, v.readFiles().stream().sorted().toList());
+                    pod.serviceAccount(), files, v.readFiles().stream().sorted().toList(),
+                    v.reload() == null ? null : v.reload().signal().name(),
+                    v.reload() == null ? null : v.reload().container());
         }
 
         PublishedVolume toVolume() {
@@ -132,8 +138,11 @@ public final class VolumeStore {
                     new TokenKey(namespace, serviceAccount, f.audiences(), f.expirationSeconds(), boundTo),
                     f.path(), f.mode(), f.uid(), f.gid())).toList();
             // a record written before readFiles existed has none
+            // nor one written before reloadSignal existed any reload request
+            ReloadRequest reload = reloadSignal == null || reloadContainer == null ? null
+                    : ReloadSignal.of(reloadSignal).map(s -> new ReloadRequest(s, reloadContainer)).orElse(null);
             return new PublishedVolume(volumeId, Path.of(targetPath), pod, projections,
-                    readFiles == null ? Set.of() : Set.copyOf(readFiles));
+                    readFiles == null ? Set.of() : Set.copyOf(readFiles), reload);
         }
     }
 

@@ -49,6 +49,9 @@ import java.util.function.IntSupplier;
  * satoken_config_reloads_total{result=success|failure}              static-config reloads
  * satoken_token_not_reread_total                                    consumers reported not re-reading (ReadMetrics)
  * satoken_token_files_not_reread                                    files whose consumer still holds an old token
+ * satoken_token_expiring_unread_total                               consumers still not re-reading near expiry (ReadMetrics)
+ * satoken_token_files_expiring_unread                               files whose consumer holds a token about to expire
+ * satoken_reload_signals_total{result}                              reload signals after rotations (ReloadNotifier)
  * </pre>
  *
  * <p>Every documented label value is registered at 0 when its metric is, so a rate or an alert over it has a

@@ -12,6 +12,8 @@ public interface PodEventSink {
     String TOKEN_CLOCK_SKEW = "TokenClockSkew";
     /** The pod read a token file once, and has not opened the file since the token in it rotated. */
     String TOKEN_NOT_REREAD = "TokenNotReread";
+    /** The pod still holds a token about to expire and has not opened the file since that token was replaced. */
+    String TOKEN_EXPIRING_UNREAD = "TokenExpiringUnread";
 
     void warning(V1Pod pod, String reason, String message);
 }

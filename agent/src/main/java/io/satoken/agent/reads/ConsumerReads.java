@@ -33,9 +33,10 @@ public final class ConsumerReads implements AutoCloseable {
     }
 
     private ConsumerReads(int thresholdPercent, TaskScheduler timers, InstantSource clock,
-            Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
+            Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead,
+            ReadTracker.Escalation escalation) {
         this.watches = new CappedWatches(new InotifyWatches(), CappedWatches.DEFAULT_MAX);
-        this.tracker = new ReadTracker(watches, timers, clock, thresholdPercent / 100.0, sink, firstRead);
+        this.tracker = new ReadTracker(watches, timers, clock, thresholdPercent / 100.0, sink, firstRead, escalation);
     }
 
     /** Watching nothing. */
@@ -47,10 +48,12 @@ public final class ConsumerReads implements AutoCloseable {
      * @param thresholdPercent the share of the old token's lifetime a consumer has to open the new one
      * @param sink told of each consumer that did not
      * @param firstRead told when a file is first seen read (see {@link ReadTracker})
+     * @param escalation the second report, before the held token expires
      */
     public static ConsumerReads on(int thresholdPercent, TaskScheduler timers, InstantSource clock,
-            Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
-        return new ConsumerReads(thresholdPercent, timers, clock, sink, firstRead);
+            Consumer<ReadTracker.Finding> sink, BiConsumer<TokenDirectory, String> firstRead,
+            ReadTracker.Escalation escalation) {
+        return new ConsumerReads(thresholdPercent, timers, clock, sink, firstRead, escalation);
     }
 
     /** The tracker's watches go to the inotify instance once {@link #start} has opened it. */

@@ -20,9 +20,14 @@ final class FileReads {
     boolean everRead;
     Instant rotatedAt;
     Instant flaggedAt;
+    /** When the consumer was reported still holding a token about to expire ({@code TokenExpiringUnread}). */
+    Instant expiringAt;
     /** Counts the file's tokens, so that a check set for an earlier one does nothing. */
     long checks;
     TaskScheduler.Cancellable check;
+    TaskScheduler.Cancellable escalation;
+    /** The second report is due no later than the first, so the first's check makes it too. */
+    boolean escalateWithCheck;
 
     /** A new token is in the file from {@code version} on; a check set for the one before is called off. */
     void newToken(Projection projection, IssuedToken token, long version) {
@@ -55,9 +60,14 @@ final class FileReads {
             check.cancel();
             check = null;
         }
+        if (escalation != null) {
+            escalation.cancel();
+            escalation = null;
+        }
     }
 
     ReadTracker.Reads snapshot() {
-        return new ReadTracker.Reads(lastRead, everRead, lastReadVersion >= since, rotatedAt, flaggedAt);
+        return new ReadTracker.Reads(lastRead, everRead, lastReadVersion >= since, rotatedAt, flaggedAt,
+                expiringAt);
     }
 }

@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,9 +73,24 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
      * @param readCurrent whether the token now in the file has been opened
      * @param rotatedAt when the token now in the file replaced another, or null when it is the first seen
      * @param notRereadSince when the file was reported not re-read, or null when it is not (or no longer)
+     * @param expiringUnreadSince when the file was reported still unread with its reader's token about to expire,
+     *     or null when it is not (or no longer)
      */
     public record Reads(Instant lastRead, boolean hasReader, boolean readCurrent, Instant rotatedAt,
-            Instant notRereadSince) { }
+            Instant notRereadSince, Instant expiringUnreadSince) { }
+
+    /**
+     * The second, louder report: a consumer reported not re-read that still holds its old token when that token is
+     * {@code margin} from expiring (never before the first report).
+     *
+     * @param margin how long before the held token's expiry to report, given that token's lifetime
+     * @param sink told of each such consumer, once per rotation, without the tracker's lock held
+     */
+    public record Escalation(Function<Duration, Duration> margin, Consumer<Finding> sink) {
+
+        /** No second report. */
+        public static final Escalation NONE = new Escalation(lifetime -> Duration.ZERO, finding -> { });
+    }
 
     private final Watches watches;
     private final TaskScheduler timers;
@@ -82,11 +98,14 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
     private final double threshold;
     private final Consumer<Finding> sink;
     private final BiConsumer<TokenDirectory, String> firstRead;
+    private final Escalation escalation;
 
     private final Map<Path, Target> targets = new HashMap<>();
     private final Map<Integer, Watch> byWd = new HashMap<>();
     private long reported;
     private int notReread;
+    private long expiringReported;
+    private int expiringUnread;
     private long watchFailures;
 
     /** One written directory: its current version, that version's watches and each file's reads. */
@@ -121,6 +140,12 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
      */
     public ReadTracker(Watches watches, TaskScheduler timers, InstantSource clock, double threshold,
             Consumer<Finding> sink, BiConsumer<TokenDirectory, String> firstRead) {
+        this(watches, timers, clock, threshold, sink, firstRead, Escalation.NONE);
+    }
+
+    /** As above, with the second report ({@code TokenExpiringUnread}) before the held token expires. */
+    public ReadTracker(Watches watches, TaskScheduler timers, InstantSource clock, double threshold,
+            Consumer<Finding> sink, BiConsumer<TokenDirectory, String> firstRead, Escalation escalation) {
         if (!(threshold > 0 && threshold < 1)) {
             throw new IllegalArgumentException("threshold: must be between 0 and 1, got " + threshold);
         }
@@ -130,6 +155,7 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
         this.threshold = threshold;
         this.sink = sink;
         this.firstRead = firstRead;
+        this.escalation = escalation;
     }
 
     /** Files known, from before a restart, to have a reader: a rotation they miss is reported. */
@@ -192,8 +218,16 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
             Instant due = previous.issuedAt().plusMillis((long) (lifetime.toMillis() * threshold));
             Instant earliest = now.plus(lifetime.dividedBy(10));
             long check = file.checks;
-            file.check = timers.schedule(due.isBefore(earliest) ? earliest : due,
-                    () -> check(target, file, check, previous));
+            Instant at = due.isBefore(earliest) ? earliest : due;
+            file.check = timers.schedule(at, () -> check(target, file, check, previous));
+            if (escalation != Escalation.NONE) {
+                Instant escalate = previous.expiresAt().minus(escalation.margin().apply(lifetime));
+                // never before the first report: when it would be due first, the check makes both reports
+                file.escalateWithCheck = !escalate.isAfter(at);
+                if (!file.escalateWithCheck) {
+                    file.escalation = timers.schedule(escalate, () -> escalate(target, file, check, previous));
+                }
+            }
         }
     }
 
@@ -227,6 +261,10 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
             if (file.read(clock.instant(), watch.version) && file.flaggedAt != null) {
                 file.flaggedAt = null;
                 notReread--;
+                if (file.expiringAt != null) {
+                    file.expiringAt = null;
+                    expiringUnread--;
+                }
                 log.info("{} was read again after it was reported not re-read", watch.target.dir.resolve(path));
             }
         }
@@ -272,6 +310,16 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
         return notReread;
     }
 
+    /** Consumers reported still holding a token about to expire, since the start. */
+    public synchronized long expiringReported() {
+        return expiringReported;
+    }
+
+    /** Files whose consumer was reported still holding a token about to expire and has not opened them since. */
+    public synchronized int expiringUnread() {
+        return expiringUnread;
+    }
+
     /** Directories being watched. */
     public synchronized int watchedDirectories() {
         return (int) targets.values().stream().filter(t -> !t.wds.isEmpty()).count();
@@ -289,6 +337,25 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
             finding = new Finding(target.directory, file.projection, file.rotatedAt, held.expiresAt(), file.lastRead);
         }
         sink.accept(finding);
+        if (file.escalateWithCheck) {
+            escalate(target, file, check, held);
+        }
+    }
+
+    /** The first report was made and the consumer has still not opened the new token: the second report. */
+    private void escalate(Target target, FileReads file, long check, IssuedToken held) {
+        Finding finding;
+        synchronized (this) {
+            if (file.checks != check || targets.get(target.dir) != target || !file.due() || file.flaggedAt == null
+                    || file.expiringAt != null) {
+                return;
+            }
+            file.expiringAt = clock.instant();
+            expiringReported++;
+            expiringUnread++;
+            finding = new Finding(target.directory, file.projection, file.rotatedAt, held.expiresAt(), file.lastRead);
+        }
+        escalation.sink().accept(finding);
     }
 
     private void forget(Target target) {
@@ -297,6 +364,9 @@ public final class ReadTracker implements RefreshListener, VersionObserver {
             file.cancelCheck();
             if (file.flaggedAt != null) {
                 notReread--;
+            }
+            if (file.expiringAt != null) {
+                expiringUnread--;
             }
         }
     }

@@ -20,6 +20,9 @@ import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.agent.reload.ContainerProcesses;
+import io.satoken.agent.reload.PidfdSignaller;
+import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.statics.ConfigWatcher;
 import io.satoken.agent.statics.StaticTokens;
 import io.satoken.agent.token.IssuedToken;
@@ -61,6 +64,8 @@ public final class AgentRuntime implements AutoCloseable {
     static final Duration BACKOFF_INITIAL = Duration.ofSeconds(1);
     static final Duration BACKOFF_MAX = Duration.ofMinutes(1);
     static final int REFRESH_THREADS = 4;
+    /** Where the node's processes are listed: a reload signal's container is found there. */
+    static final Path PROC = Path.of("/proc");
 
     /** What the agent needs from outside; tests pass their own. */
     public record Settings(
@@ -92,6 +97,8 @@ public final class AgentRuntime implements AutoCloseable {
     private StaticTokens statics;
     private ConfigWatcher configWatcher;
     private final Diagnostics diagnostics;
+    /** Sends volumes' reload signals; null outside CSI mode. */
+    private final ReloadNotifier reloads;
 
     /**
      * @param source issues tokens (TokenRequest against the cluster)
@@ -105,8 +112,13 @@ public final class AgentRuntime implements AutoCloseable {
         this.cache = new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
         this.diagnostics = new Diagnostics(settings.config(), settings.nodeName(), timers, clock, metrics.registry());
         ConsumerReads reads = diagnostics.reads();
+        this.reloads = settings.config().mode().csi() && apiClient != null
+                ? new ReloadNotifier(PodReader.api(apiClient)::read, new PidfdSignaller(new ContainerProcesses(PROC)),
+                        timers, clock, metrics.registry())
+                : null;
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
-                clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck(), reads.listener()),
+                clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck(), reads.listener(),
+                        reloads == null ? RefreshListener.NONE : reloads),
                 dir -> new AtomicWriter(dir, clock, reads.observer()));
         metrics.watch(cache, scheduler);
         List<HealthServer.Check> readiness = new ArrayList<>();
@@ -139,7 +151,7 @@ public final class AgentRuntime implements AutoCloseable {
             VolumeStore store = new VolumeStore(pluginDir.resolve("volumes"));
             store.create();
             volumes = new CsiVolumes(config.podsDir(), settings.nodeName(), store, new TmpfsMounter(),
-                    PodReader.api(apiClient), scheduler, adoption, events);
+                    PodReader.api(apiClient), scheduler, adoption, events, reloads);
             List<PublishedVolume> resumed = volumes.resume();
             diagnostics.volumes(volumes, store, resumed);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
@@ -156,7 +168,7 @@ public final class AgentRuntime implements AutoCloseable {
             configWatcher.start();
             log.info("static mode: {} projection(s) from {}", config.projections().size(), settings.configFile());
         }
-        diagnostics.serveStatus(scheduler);
+        diagnostics.serveStatus(scheduler, reloads);
     }
 
     /**

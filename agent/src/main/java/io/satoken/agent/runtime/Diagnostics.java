@@ -11,6 +11,7 @@ import io.satoken.agent.reads.ReadMetrics;
 import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TaskScheduler;
+import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.status.StatusEndpoint;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -44,7 +45,8 @@ final class Diagnostics implements AutoCloseable {
         this.clock = clock;
         AgentConfig.RereadCheck reread = config.rereadCheck();
         this.reads = reread.enabled()
-                ? ConsumerReads.on(reread.thresholdPercent(), timers, clock, this::notReread, this::firstRead)
+                ? ConsumerReads.on(reread.thresholdPercent(), timers, clock, this::notReread, this::firstRead,
+                        new ReadTracker.Escalation(reread::expiringMargin, this::expiringUnread))
                 : ConsumerReads.off();
         if (reads.tracker() != null) {
             ReadMetrics.register(metrics, reads.tracker());
@@ -74,7 +76,7 @@ final class Diagnostics implements AutoCloseable {
     }
 
     /** Serves the status endpoint if the config names its socket; when it cannot start, says why. */
-    void serveStatus(RefreshScheduler scheduler) {
+    void serveStatus(RefreshScheduler scheduler, ReloadNotifier reloads) {
         Optional<Path> socket = config.statusSocket();
         if (socket.isEmpty()) {
             return;
@@ -82,7 +84,7 @@ final class Diagnostics implements AutoCloseable {
         StatusEndpoint endpoint = new StatusEndpoint(socket.get(), node, scheduler, dir -> {
             CsiVolumes v = volumes;
             return v == null ? Optional.empty() : v.podOf(dir);
-        }, reads.watching() ? reads.tracker() : null, config.rereadCheck().thresholdPercent(), clock);
+        }, reads.watching() ? reads.tracker() : null, config.rereadCheck().thresholdPercent(), clock, reloads);
         try {
             endpoint.start();
             status = endpoint;
@@ -99,6 +101,16 @@ final class Diagnostics implements AutoCloseable {
         CsiVolumes v = volumes;
         if (v != null) {
             v.notReread(finding);
+        }
+    }
+
+    /** A reader still holding its old token close to that token's expiry: a log line, and an Event for a pod. */
+    private void expiringUnread(ReadTracker.Finding finding) {
+        log.warn("{} is still not opened since its token rotated at {}; its reader's token expires at {}",
+                finding.dir().dir().resolve(finding.projection().path()), finding.rotatedAt(), finding.heldExpiresAt());
+        CsiVolumes v = volumes;
+        if (v != null) {
+            v.expiringUnread(finding);
         }
     }
 

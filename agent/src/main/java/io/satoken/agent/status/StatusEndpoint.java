@@ -4,6 +4,7 @@ import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.FileStatus;
+import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.common.health.UnixSocketServer;
 import io.satoken.common.health.UnixSocketServer.Answer;
@@ -35,6 +36,7 @@ public final class StatusEndpoint implements AutoCloseable {
     private final int thresholdPercent;
     private final InstantSource clock;
     private final UnixSocketServer server;
+    private final ReloadNotifier reloads;
 
     /**
      * @param podOf the pod whose volume a directory is, if it is one
@@ -44,6 +46,14 @@ public final class StatusEndpoint implements AutoCloseable {
     public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler,
             Function<TokenDirectory, Optional<PodIdentity>> podOf, ReadTracker tracker, int thresholdPercent,
             InstantSource clock) {
+        this(socket, node, scheduler, podOf, tracker, thresholdPercent, clock, null);
+    }
+
+    /** @param reloads the volumes' reload signals, or null when none are sent */
+    public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler,
+            Function<TokenDirectory, Optional<PodIdentity>> podOf, ReadTracker tracker, int thresholdPercent,
+            InstantSource clock, ReloadNotifier reloads) {
+        this.reloads = reloads;
         this.node = node;
         this.scheduler = scheduler;
         this.podOf = podOf;
@@ -88,7 +98,10 @@ public final class StatusEndpoint implements AutoCloseable {
         for (FileStatus.Directory directory : scheduler.status()) {
             Optional<PodIdentity> pod = podOf.apply(directory.dir());
             if (wanted.test(pod)) {
-                entries.add(new StatusReport.Entry(directory, pod));
+                String name = directory.dir().name();
+                entries.add(new StatusReport.Entry(directory, pod,
+                        reloads == null ? Optional.empty() : reloads.request(name),
+                        reloads == null ? Optional.empty() : reloads.last(name)));
             }
         }
         return entries;

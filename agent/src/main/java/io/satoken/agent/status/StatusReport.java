@@ -5,6 +5,8 @@ import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.FileStatus;
+import io.satoken.agent.reload.ReloadNotifier;
+import io.satoken.agent.reload.ReloadRequest;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
 import java.io.IOException;
@@ -24,17 +26,28 @@ import java.util.Optional;
  * {"node": "...", "time": "...", "rereadCheck": {"enabled": true, "thresholdPercent": 90},
  *  "directories": [{"name": "csi:csi-...", "dir": "/var/lib/kubelet/pods/.../mount",
  *    "pod": {"namespace": "...", "name": "...", "uid": "..."},     (absent for a static projection's directory)
+ *    "reload": {"signal": "SIGHUP", "container": "app", "signalledAt": "...", "delivered": true, "problem": null},
+ *                                                                  (absent unless the volume asks for a signal)
  *    "files": [{"path": "token", "serviceAccount": "ns/sa", "audiences": ["vault"], "expirationSeconds": 600,
  *      "boundObject": {"kind": "Pod", "name": "...", "uid": "..."}, "state": "ready",
  *      "issuedAt": "...", "expiresAt": "...", "nextRefresh": "...", "lastError": "...", "lastErrorAt": "...",
- *      "lastRead": "...", "hasReader": true, "readCurrentToken": true, "rotatedAt": "...", "notRereadSince": "..."}]}]}
+ *      "lastRead": "...", "hasReader": true, "readCurrentToken": true, "rotatedAt": "...", "notRereadSince": "...",
+ *      "expiringUnreadSince": "..."}]}]}
  * </pre>
  * Absent times are null; {@code audiences} is null when the API server's own are used.
  */
 public final class StatusReport {
 
-    /** One directory to report, with its pod when it is a published volume. */
-    public record Entry(FileStatus.Directory directory, Optional<PodIdentity> pod) {
+    /**
+     * One directory to report, with its pod when it is a published volume, and the reload signal it asks for with
+     * the last one sent.
+     */
+    public record Entry(FileStatus.Directory directory, Optional<PodIdentity> pod, Optional<ReloadRequest> reload,
+            Optional<ReloadNotifier.Last> lastSignal) {
+
+        public Entry(FileStatus.Directory directory, Optional<PodIdentity> pod) {
+            this(directory, pod, Optional.empty(), Optional.empty());
+        }
     }
 
     private StatusReport() {
@@ -73,6 +86,18 @@ public final class StatusReport {
             PodIdentity pod = entry.pod().get();
             out.name("pod").beginObject().name("namespace").value(pod.namespace()).name("name").value(pod.name())
                     .name("uid").value(pod.uid()).name("serviceAccount").value(pod.serviceAccount()).endObject();
+        }
+        if (entry.reload().isPresent()) {
+            ReloadRequest reload = entry.reload().get();
+            out.name("reload").beginObject().name("signal").value(reload.signal().name())
+                    .name("container").value(reload.container());
+            ReloadNotifier.Last last = entry.lastSignal().orElse(null);
+            time(out, "signalledAt", last == null ? null : last.at());
+            if (last != null) {
+                out.name("delivered").value(last.delivered());
+                out.name("problem").value(last.problem());
+            }
+            out.endObject();
         }
         out.name("files").beginArray();
         for (FileStatus file : directory.files()) {
@@ -119,6 +144,7 @@ public final class StatusReport {
             out.name("readCurrentToken").value(seen.readCurrent());
             time(out, "rotatedAt", seen.rotatedAt());
             time(out, "notRereadSince", seen.notRereadSince());
+            time(out, "expiringUnreadSince", seen.expiringUnreadSince());
         }
         out.endObject();
     }

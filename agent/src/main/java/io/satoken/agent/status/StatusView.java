@@ -89,8 +89,12 @@ public final class StatusView {
                 out.append("Static projection").append(node).append('\n');
             }
             out.append("  directory ").append(string(dir, "dir")).append('\n');
+            JsonObject reload = dir.has("reload") ? dir.getAsJsonObject("reload") : null;
             for (JsonElement f : dir.getAsJsonArray("files")) {
                 file(out, f.getAsJsonObject(), now, watching, reread.get("thresholdPercent").getAsInt());
+                if (reload != null) {
+                    line(out, "reload signal", reload(reload, f.getAsJsonObject(), watching));
+                }
             }
         }
         return out.toString();
@@ -146,8 +150,38 @@ public final class StatusView {
                     + "; the new token was not opened";
         }
         String reported = stamp(file, "notRereadSince");
-        return reported == null ? text + " (reported if not opened by " + threshold + " % of the old token's lifetime)"
-                : text + " (reported TokenNotReread at " + reported + ")";
+        if (reported == null) {
+            return text + " (reported if not opened by " + threshold + " % of the old token's lifetime)";
+        }
+        String expiring = stamp(file, "expiringUnreadSince");
+        return text + " (reported TokenNotReread at " + reported
+                + (expiring == null ? "" : ", TokenExpiringUnread at " + expiring) + ")";
+    }
+
+    /**
+     * The last reload signal and what followed: "signalled at T, re-read at T+x", "signalled at T, not re-read", or
+     * why it was not delivered.
+     */
+    private static String reload(JsonObject reload, JsonObject file, boolean watching) {
+        String what = string(reload, "signal") + " to container " + string(reload, "container");
+        String at = string(reload, "signalledAt");
+        if (at == null) {
+            return what + " after each rotation; none sent yet";
+        }
+        Instant signalled = Instant.parse(at);
+        String when = signalled.truncatedTo(ChronoUnit.MILLIS).toString();
+        if (!reload.get("delivered").getAsBoolean()) {
+            return what + " at " + when + " not delivered: " + string(reload, "problem");
+        }
+        String lastRead = string(file, "lastRead");
+        if (!watching) {
+            return what + ": signalled at " + when + " (re-reads not watched)";
+        }
+        if (lastRead != null && !Instant.parse(lastRead).isBefore(signalled)) {
+            Duration after = Duration.between(signalled, Instant.parse(lastRead));
+            return what + ": signalled at " + when + ", re-read at " + lastRead + " (+" + after.toMillis() + " ms)";
+        }
+        return what + ": signalled at " + when + ", not re-read";
     }
 
     /** One field; a value the report lacks reads "unknown", never "null". */

@@ -109,10 +109,10 @@ class AgentConfigParserTest {
     @Test
     void statusSocketAndRereadCheck_given_areTaken() throws InvalidConfigException {
         AgentConfig config = AgentConfigParser.parse("mode: csi\nstatusSocket: /run/satoken/s.sock\n"
-                + "rereadCheck: false\nrereadThresholdPercent: 75\n");
+                + "rereadCheck: false\nrereadThresholdPercent: 75\nexpiringUnreadMarginSeconds: 900\n");
 
         assertThat(config.statusSocket()).contains(Path.of("/run/satoken/s.sock"));
-        assertThat(config.rereadCheck()).isEqualTo(new AgentConfig.RereadCheck(false, 75));
+        assertThat(config.rereadCheck()).isEqualTo(new AgentConfig.RereadCheck(false, 75, 900L));
     }
 
     @Test
@@ -148,7 +148,7 @@ class AgentConfigParserTest {
                 new Rejected("duplicate key", "mode: static\nmode: csi\n",
                         "config: could not be parsed as YAML or JSON: found duplicate key mode (line 2, column 1)"),
                 new Rejected("unknown top-level key", "mode: csi\nkubeletdir: /x\n",
-                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent)"),
+                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent, expiringUnreadMarginSeconds)"),
                 // mode
                 new Rejected("mode missing", "kubeletDir: /x\n", "mode: Required value"),
                 new Rejected("relative status socket", "mode: csi\nstatusSocket: run/s.sock\n",
@@ -158,6 +158,9 @@ class AgentConfigParserTest {
                 new Rejected("reread threshold too low", "mode: csi\nrereadThresholdPercent: 10\n",
                         "rereadThresholdPercent: must be between 50 and 99 (percent of the old token's lifetime),"
                                 + " got 10"),
+                new Rejected("expiring margin too short", "mode: csi\nexpiringUnreadMarginSeconds: 10\n",
+                        "expiringUnreadMarginSeconds: must be between 60 and 86400 (seconds before the held token"
+                                + " expires), got 10"),
                 new Rejected("reread threshold of 100", "mode: csi\nrereadThresholdPercent: 100\n",
                         "rereadThresholdPercent: must be between 50 and 99 (percent of the old token's lifetime),"
                                 + " got 100"),
@@ -295,7 +298,7 @@ class AgentConfigParserTest {
                 new Rejected("gid a string", entry("gid: nobody"), p0 + "gid: must be an integer, got \"nobody\""),
                 // all at once
                 new Rejected("several errors", "mode: static\nextra: 1\nprojections:\n  - {namespace: NS, dir: rel}\n",
-                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent); "
+                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent, expiringUnreadMarginSeconds); "
                                 + p0 + "namespace: " + label + ", got \"NS\"; "
                                 + p0 + "serviceAccount: Required value; "
                                 + p0 + "dir: must be an absolute path, got \"rel\""));

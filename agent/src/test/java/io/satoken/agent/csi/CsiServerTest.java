@@ -245,7 +245,8 @@ class CsiServerTest {
         assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
                         PodInfo.attributes(WEB, "expirationSeconds", "60", "audiences", "vault"))),
                 Status.Code.INVALID_ARGUMENT, "volumeAttributes.audiences: unknown attribute; the attributes are"
-                        + " audience, expirationSeconds, path, projections; volumeAttributes.expirationSeconds: may not"
+                        + " audience, expirationSeconds, path, projections, reloadContainer, reloadSignal;"
+                        + " volumeAttributes.expirationSeconds: may not"
                         + " specify a duration less than 10 minutes, got \"60\"");
         assertThat(mounter.mountCalls()).isEmpty();
     }

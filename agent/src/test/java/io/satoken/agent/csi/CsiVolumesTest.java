@@ -17,6 +17,15 @@ import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.RefreshListener;
+import io.satoken.agent.reload.ContainerSignaller;
+import io.satoken.agent.reload.ReloadNotifier;
+import io.kubernetes.client.openapi.models.V1ContainerState;
+import io.kubernetes.client.openapi.models.V1ContainerStateRunning;
+import io.kubernetes.client.openapi.models.V1ContainerStateWaiting;
+import io.kubernetes.client.openapi.models.V1ContainerStatus;
+import io.kubernetes.client.openapi.models.V1PodStatus;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.UncheckedIOException;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.FakeMounter;
 import io.satoken.agent.testing.MapPodReader;
@@ -88,6 +97,8 @@ class CsiVolumesTest {
     /** Each directory's writer; null for the scheduler's own AtomicWriter. */
     private Function<Path, DirectoryWriter> writers;
     private Agent agent;
+    /** The reload signals sent: pod uid, container id, signal, and the token file's content at that moment. */
+    private final List<String> signals = new ArrayList<>();
 
     /**
      * The parts AgentRuntime puts around CsiVolumes, on this test's clock, mounter and pods. A second one
@@ -100,6 +111,14 @@ class CsiVolumesTest {
         /** The publish being watched, and whether it had completed at each file written. */
         CompletableFuture<Void> watched;
         final List<Boolean> doneAtEachWrite = new ArrayList<>();
+        final ReloadNotifier reloads = new ReloadNotifier(pods::read, (podUid, containerId, signal) -> {
+            try {
+                signals.add(podUid + " " + containerId + " " + signal + " " + Files.readString(target().resolve("token")));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return ContainerSignaller.Outcome.delivered(4242);
+        }, clock, clock, new SimpleMeterRegistry());
 
         Agent(ScriptedTokenSource tokens) throws IOException {
             this(tokens, SignatureCheck.unavailable("a test without keys"));
@@ -110,7 +129,7 @@ class CsiVolumesTest {
             if (writers != null) {
                 builder.writer(writers);
             }
-            refresh = builder.listener(new RefreshListener() {
+            refresh = builder.listener(RefreshListener.all(new RefreshListener() {
                 @Override
                 public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
                     volumes.written(dir, projection, token, rotation);
@@ -129,12 +148,12 @@ class CsiVolumesTest {
                 public void writeFailed(TokenDirectory dir, Exception error) {
                     volumes.writeFailed(dir, error);
                 }
-            }).build();
+            }, reloads)).build();
             store.create();
             volumes = new CsiVolumes(podsDir(), NODE, store, mounter, pods, refresh.scheduler(),
                     new TokenAdoption(refresh.cache(), Optional.empty(), keys), (pod, reason, message) -> events.add(
                             pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName() + " " + reason + ": "
-                                    + message));
+                                    + message), reloads);
         }
 
         CompletableFuture<Void> publish(Path target, Map<String, String> attributes) throws CsiException {
@@ -906,5 +925,114 @@ class CsiVolumesTest {
             });
         }
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(storeDir()))).isEqualTo("rwx------");
+    }
+    // --- reload signals -------------------------------------------------------------------------------------------
+
+    static Stream<Object[]> badReloads() {
+        return Stream.of(
+                new Object[] {"unknown signal", new String[] {"reloadSignal", "SIGKILL"},
+                        "volumeAttributes.reloadSignal: must be one of SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2,"
+                                + " SIGTERM, SIGWINCH, got \"SIGKILL\""},
+                new Object[] {"container without signal", new String[] {"reloadContainer", "app"},
+                        "volumeAttributes.reloadContainer: may be given only with volumeAttributes.reloadSignal"},
+                new Object[] {"container the pod does not have", new String[] {"reloadSignal", "SIGHUP",
+                        "reloadContainer", "sidecar"}, "volumeAttributes.reloadContainer: Invalid value: \"sidecar\":"
+                                + " the pod has no such container (its containers: app)"});
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badReloads")
+    void publish_badReloadAttributes_isInvalidArgumentNamingTheAttribute(String name, String[] keyValues,
+            String message) {
+        assertThatThrownBy(() -> agent.publish(target(), attributes(keyValues)))
+                .isInstanceOfSatisfying(CsiException.class, e -> {
+                    assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getMessage()).contains(message);
+                });
+        assertThat(mounter.mounted()).isEmpty();
+    }
+
+    @Test
+    void publish_reloadSignalWithoutAContainer_inAPodOfSeveral_isInvalidArgument() {
+        pods.put(pod(UID, spec -> spec.addContainersItem(new V1Container().name("sidecar"))));
+        assertThatThrownBy(() -> agent.publish(target(), attributes("reloadSignal", "HUP")))
+                .isInstanceOfSatisfying(CsiException.class, e -> {
+                    assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getMessage()).contains("volumeAttributes.reloadContainer: Required value: the pod"
+                            + " has 2 containers (app, sidecar); name the one to send SIGHUP to");
+                });
+    }
+
+    @Test
+    void rotation_signalsTheContainerOfThePodsStatus_onceTheNewTokenIsInTheFile() throws Exception {
+        pods.put(running(pod(UID, s -> s), "containerd://c0ffee"));
+        publishNow(attributes("reloadSignal", "SIGHUP"));
+        String first = Files.readString(target().resolve("token"));
+        clock.runDue();
+        assertThat(signals).as("no signal for the first write").isEmpty();
+
+        clock.advance(Duration.ofMinutes(49)); // past the refresh at 80 % (less jitter) of the hour
+        String second = Files.readString(target().resolve("token"));
+        assertThat(second).isNotEqualTo(first);
+        assertThat(signals).containsExactly(UID + " c0ffee SIGHUP " + second);
+        assertThat(agent.reloads.last("csi:" + VOLUME)).hasValueSatisfying(last -> {
+            assertThat(last.delivered()).isTrue();
+            assertThat(last.container()).isEqualTo("app");
+            assertThat(last.pid()).isEqualTo(4242);
+        });
+    }
+
+    @Test
+    void rotation_withTheContainerNotRunning_isReported_andNotRetried() throws Exception {
+        V1Pod waiting = pod(UID, s -> s).status(new V1PodStatus().addContainerStatusesItem(new V1ContainerStatus()
+                .name("app").state(new V1ContainerState().waiting(new V1ContainerStateWaiting()
+                        .reason("CrashLoopBackOff")))));
+        pods.put(waiting);
+        publishNow(attributes("reloadSignal", "SIGUSR1"));
+        clock.advance(Duration.ofMinutes(49));
+        int reads = pods.reads().size();
+        clock.advance(Duration.ofMinutes(5)); // no rotation in these minutes: nothing is tried again
+
+        assertThat(signals).isEmpty();
+        assertThat(pods.reads()).hasSize(reads);
+        assertThat(agent.reloads.last("csi:" + VOLUME)).hasValueSatisfying(last -> {
+            assertThat(last.delivered()).isFalse();
+            assertThat(last.problem()).isEqualTo("container app is not running (waiting: CrashLoopBackOff)");
+        });
+    }
+
+    @Test
+    void resume_keepsTheVolumesReloadSignal() throws Exception {
+        pods.put(running(pod(UID, s -> s), "containerd://c0ffee"));
+        publishNow(attributes("reloadSignal", "SIGHUP"));
+        agent.close();
+        agent = new Agent(new ScriptedTokenSource(clock, Duration.ofHours(1)));
+        assertThat(agent.volumes.resume()).hasSize(1);
+        assertThat(agent.reloads.request("csi:" + VOLUME)).hasValueSatisfying(r ->
+                assertThat(r.container()).isEqualTo("app"));
+        clock.advance(Duration.ofMinutes(61)); // the resumed volume's token, not adopted, is requested anew
+        clock.advance(Duration.ofMinutes(49));
+        assertThat(signals).isNotEmpty();
+    }
+
+    @Test
+    void unpublish_forgetsTheReloadSignal() throws Exception {
+        pods.put(running(pod(UID, s -> s), "containerd://c0ffee"));
+        publishNow(attributes("reloadSignal", "SIGHUP"));
+        agent.volumes.unpublish(VOLUME, target().toString());
+        assertThat(agent.reloads.request("csi:" + VOLUME)).isEmpty();
+    }
+
+    /** Publishes the volume and runs the first write; fails if it is not done then. */
+    private void publishNow(Map<String, String> attributes) throws Exception {
+        CompletableFuture<Void> published = agent.publish(target(), attributes);
+        clock.runDue();
+        assertThat(published).isCompleted();
+    }
+
+    /** The pod with its container {@code app} running as {@code containerId}. */
+    private static V1Pod running(V1Pod pod, String containerId) {
+        return pod.status(new V1PodStatus().addContainerStatusesItem(new V1ContainerStatus().name("app")
+                .containerID(containerId).state(new V1ContainerState().running(new V1ContainerStateRunning()))));
     }
 }

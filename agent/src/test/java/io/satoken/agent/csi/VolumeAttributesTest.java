@@ -137,9 +137,11 @@ class VolumeAttributesTest {
                 new Invalid("path empty", attributes("path", ""), path + "Required value"),
                 // the attribute names
                 new Invalid("unknown attribute", attributes("audiences", "vault"), "volumeAttributes.audiences: unknown"
-                        + " attribute; the attributes are audience, expirationSeconds, path, projections"),
+                        + " attribute; the attributes are audience, expirationSeconds, path, projections, reloadContainer,"
+                        + " reloadSignal"),
                 new Invalid("attribute names are case-sensitive", attributes("Path", "t"), "volumeAttributes.Path:"
-                        + " unknown attribute; the attributes are audience, expirationSeconds, path, projections"),
+                        + " unknown attribute; the attributes are audience, expirationSeconds, path, projections,"
+                        + " reloadContainer, reloadSignal"),
                 // one way or the other, not both
                 new Invalid("projections with audience", attributes("projections", "- {path: t}", "audience", "vault"),
                         "volumeAttributes.audience: " + NOT_WITH_PROJECTIONS),
@@ -182,8 +184,9 @@ class VolumeAttributesTest {
                 // all at once, in a stable order
                 new Invalid("several errors", attributes("zeta", "1", "alpha", "2", "path", "/t", "expirationSeconds", "6"),
                         "volumeAttributes.alpha: unknown attribute; the attributes are audience, expirationSeconds, path,"
-                                + " projections; volumeAttributes.zeta: unknown attribute; the attributes are audience,"
-                                + " expirationSeconds, path, projections; " + exp + "may not specify a duration less than"
+                                + " projections, reloadContainer, reloadSignal; volumeAttributes.zeta: unknown attribute;"
+                                + " the attributes are audience, expirationSeconds, path, projections, reloadContainer,"
+                                + " reloadSignal; " + exp + "may not specify a duration less than"
                                 + " 10 minutes, got \"6\"; " + path + "must be a relative path, got \"/t\""));
     }
 

@@ -54,6 +54,8 @@ class AgentScrapeConventionsTest {
             new Case("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")),
             new Case("satoken_token_not_reread_total", "counter", null, List.of()),
             new Case("satoken_token_files_not_reread", "gauge", null, List.of()),
+            new Case("satoken_token_expiring_unread_total", "counter", null, List.of()),
+            new Case("satoken_token_files_expiring_unread", "gauge", null, List.of()),
             new Case("satoken_read_watched_directories", "gauge", null, List.of()));
 
     private static AgentRuntime agent;

@@ -86,7 +86,7 @@ class ConsumerReadsTest {
     @BeforeEach
     void start() {
         assumeTrue(System.getProperty("os.name").toLowerCase(Locale.ROOT).contains("linux"), "inotify is Linux's");
-        reads = ConsumerReads.on(90, clock, clock, findings::add, (dir, path) -> { });
+        reads = ConsumerReads.on(90, clock, clock, findings::add, (dir, path) -> { }, ReadTracker.Escalation.NONE);
         reads.start();
         assertThat(reads.watching()).as("inotify opened").isTrue();
     }

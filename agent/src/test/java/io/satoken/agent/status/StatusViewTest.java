@@ -85,6 +85,45 @@ class StatusViewTest {
         assertThatThrownBy(() -> StatusView.parse("{}")).hasMessageContaining("no \"directories\"");
     }
 
+    @Test
+    void reloadSignal_reReadAfterIt_saysWhenAndHowLongAfter() {
+        String text = withReload("\"signalledAt\": \"2026-01-01T00:08:00Z\", \"delivered\": true, \"problem\": null",
+                "\"lastRead\": \"2026-01-01T00:08:00.250Z\", \"hasReader\": true, \"readCurrentToken\": true,"
+                        + " \"rotatedAt\": \"2026-01-01T00:07:59.900Z\", \"notRereadSince\": null");
+        assertThat(text).contains("reload signal:  SIGHUP to container app: signalled at 2026-01-01T00:08:00Z, re-read at"
+                + " 2026-01-01T00:08:00.250Z (+250 ms)");
+    }
+
+    @Test
+    void reloadSignal_notReadSinceIt_saysSignalledNotReread() {
+        String text = withReload("\"signalledAt\": \"2026-01-01T00:08:00Z\", \"delivered\": true, \"problem\": null",
+                "\"lastRead\": \"2026-01-01T00:01:00Z\", \"hasReader\": true, \"readCurrentToken\": false,"
+                        + " \"rotatedAt\": \"2026-01-01T00:07:59.900Z\", \"notRereadSince\": null");
+        assertThat(text).contains("SIGHUP to container app: signalled at 2026-01-01T00:08:00Z, not re-read");
+    }
+
+    @Test
+    void reloadSignal_notDelivered_saysWhy_andNoneYet_saysSo() {
+        String text = withReload("\"signalledAt\": \"2026-01-01T00:08:00Z\", \"delivered\": false, \"problem\":"
+                + " \"container app is not running (waiting: CrashLoopBackOff)\"", "\"lastRead\": null");
+        assertThat(text).contains("SIGHUP to container app at 2026-01-01T00:08:00Z not delivered: container app is not"
+                + " running (waiting: CrashLoopBackOff)");
+        assertThat(withReload("\"signalledAt\": null", "\"lastRead\": null"))
+                .contains("SIGHUP to container app after each rotation; none sent yet");
+    }
+
+    /** A pod's volume asking for SIGHUP to container app, its last signal {@code reload}, its file's reads. */
+    private static String withReload(String reload, String reads) {
+        return StatusView.parse("{\"node\": \"node-1\", \"time\": \"" + NOW + "\", \"rereadCheck\": {\"enabled\": "
+                + "true, \"thresholdPercent\": 90}, \"directories\": [{\"name\": \"csi:v\", \"dir\": \"/p\","
+                + " \"pod\": {\"namespace\": \"ns\", \"name\": \"web\", \"uid\": \"u\", \"serviceAccount\": \"sa\"},"
+                + " \"reload\": {\"signal\": \"SIGHUP\", \"container\": \"app\", " + reload + "}, \"files\": [{\"path\":"
+                + " \"token\", \"serviceAccount\": \"ns/sa\", \"audiences\": null, \"expirationSeconds\": 600,"
+                + " \"state\": \"ready\", \"issuedAt\": null, \"expiresAt\": null, \"nextRefresh\": null,"
+                + " \"lastError\": null, \"lastErrorAt\": null, \"hasReader\": true, \"readCurrentToken\": false, "
+                + reads + "}]}]}").text();
+    }
+
     /** A report with one static file; {@code reads} holds the file's read members, if any. */
     private static StatusView view(boolean watching, String reads) {
         return StatusView.parse("{\"node\": \"node-1\", \"time\": \"" + NOW + "\", \"rereadCheck\": {\"enabled\": "

@@ -13,7 +13,8 @@ import java.util.TreeSet;
  *
  * <p>A volume asks for one file ({@code audience}, {@code expirationSeconds}, {@code path}, each optional) or
  * for several ({@code projections}, a list in the {@value ProjectionAnnotation#NAME} format); the two ways do
- * not mix. Keys under {@value #KUBELET_PREFIX} are the kubelet's pod info and are not read here. Every
+ * not mix. {@code reloadSignal} and {@code reloadContainer} ask the agent to notify the pod after each rotation;
+ * the agent reads them (the files are the same either way). Keys under {@value #KUBELET_PREFIX} are the kubelet's pod info and are not read here. Every
  * error names the attribute and the rule, and all of them are reported together.
  */
 public final class CsiVolumeAttributes {
@@ -24,10 +25,15 @@ public final class CsiVolumeAttributes {
     public static final String EXPIRATION_SECONDS = "expirationSeconds";
     public static final String PATH = "path";
     public static final String PROJECTIONS = "projections";
+    /** The signal the agent sends the pod's container after each rotation of the volume (opt-in). */
+    public static final String RELOAD_SIGNAL = "reloadSignal";
+    /** The container {@link #RELOAD_SIGNAL} goes to; needed when the pod has several. */
+    public static final String RELOAD_CONTAINER = "reloadContainer";
     public static final String DEFAULT_PATH = "token";
     /** The prefix of the keys the kubelet adds (CSIDriver {@code podInfoOnMount: true}). */
     public static final String KUBELET_PREFIX = "csi.storage.k8s.io/";
-    private static final Set<String> KEYS = Set.of(AUDIENCE, EXPIRATION_SECONDS, PATH, PROJECTIONS);
+    private static final Set<String> KEYS = Set.of(AUDIENCE, EXPIRATION_SECONDS, PATH, PROJECTIONS, RELOAD_SIGNAL,
+            RELOAD_CONTAINER);
 
     private CsiVolumeAttributes() {
     }

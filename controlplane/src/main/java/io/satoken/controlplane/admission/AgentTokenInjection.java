@@ -4,7 +4,9 @@ import com.google.gson.JsonObject;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * Turns a pod's {@value ProjectionAnnotation#NAME} annotation into the CSI inline volume the node's agent
@@ -12,8 +14,10 @@ import java.util.Optional;
  *
  * <p>The pod gets:
  * <ol>
- *   <li>a volume {@value #VOLUME_NAME}: {@code csi} of driver {@value #DRIVER}, read-only, whose only
- *       attribute {@code projections} is the annotation's value as written. The kubelet tells the agent
+ *   <li>a volume {@value #VOLUME_NAME}: {@code csi} of driver {@value #DRIVER}, read-only, whose attribute
+ *       {@code projections} is the annotation's value as written, with {@code reloadSignal} and
+ *       {@code reloadContainer} from the {@value #RELOAD_SIGNAL_ANNOTATION} and {@value #RELOAD_CONTAINER_ANNOTATION}
+ *       annotations when given (no other attribute). The kubelet tells the agent
  *       which pod and ServiceAccount the volume is for, so nothing else about the pod goes in it;</li>
  *   <li>in every init and regular container, a read-only mount of it at {@value #DEFAULT_MOUNT_PATH} (or
  *       the pod's {@value #MOUNT_PATH_ANNOTATION}).</li>
@@ -32,6 +36,10 @@ final class AgentTokenInjection {
     static final String PROJECTIONS_ATTRIBUTE = CsiVolumeAttributes.PROJECTIONS;
     static final String DEFAULT_MOUNT_PATH = "/var/run/secrets/satoken";
     static final String MOUNT_PATH_ANNOTATION = "satoken.io/mount-path";
+    /** The signal the agent sends after each rotation: the volume attribute {@code reloadSignal}. */
+    static final String RELOAD_SIGNAL_ANNOTATION = "satoken.io/reload-signal";
+    /** The container it goes to: the volume attribute {@code reloadContainer}. */
+    static final String RELOAD_CONTAINER_ANNOTATION = "satoken.io/reload-container";
 
     /** Empty when allowed (changes recorded in {@code pod}), else the denial. */
     Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
@@ -54,7 +62,16 @@ final class AgentTokenInjection {
         if (badPath.isPresent()) {
             return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath.get());
         }
-        JsonObject wanted = TokenVolumes.csi(VOLUME_NAME, DRIVER, PROJECTIONS_ATTRIBUTE, projections);
+        if (view.hasAnnotation(RELOAD_CONTAINER_ANNOTATION) && !view.hasAnnotation(RELOAD_SIGNAL_ANNOTATION)) {
+            return invalid(RELOAD_CONTAINER_ANNOTATION + ": may be given only with " + RELOAD_SIGNAL_ANNOTATION
+                    + ", which names the signal");
+        }
+        Map<String, String> attributes = new TreeMap<>(Map.of(PROJECTIONS_ATTRIBUTE, projections));
+        // the agent checks the signal and the container when it publishes the volume, naming the attribute
+        view.annotation(RELOAD_SIGNAL_ANNOTATION).ifPresent(v -> attributes.put(CsiVolumeAttributes.RELOAD_SIGNAL, v));
+        view.annotation(RELOAD_CONTAINER_ANNOTATION)
+                .ifPresent(v -> attributes.put(CsiVolumeAttributes.RELOAD_CONTAINER, v));
+        JsonObject wanted = TokenVolumes.csi(VOLUME_NAME, DRIVER, attributes);
         boolean hasVolume = false;
         for (VolumeView volume : view.volumes()) {
             if (volume.named(VOLUME_NAME)) {
@@ -87,7 +104,8 @@ final class AgentTokenInjection {
         }
         if (!csi.get().equals(wanted.getAsJsonObject("csi"))) {
             return invalid(field + ".csi: must be {driver: " + DRIVER + ", readOnly: true, volumeAttributes: {"
-                    + PROJECTIONS_ATTRIBUTE + ": <the " + ProjectionAnnotation.NAME + " annotation>}}, "
+                    + PROJECTIONS_ATTRIBUTE + ": <the " + ProjectionAnnotation.NAME + " annotation>, and the reload "
+                    + "annotations' attributes}}, "
                     + "so that the annotation says which tokens the pod gets");
         }
         return Optional.empty();

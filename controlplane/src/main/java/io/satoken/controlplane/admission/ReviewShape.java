@@ -66,7 +66,9 @@ sealed interface ReviewShape {
                     "annotations", new Members(Map.of(
                             ServiceAccountAdmission.MIRROR_POD_ANNOTATION, SCALAR,
                             ProjectionAnnotation.NAME, SCALAR,
-                            AgentTokenInjection.MOUNT_PATH_ANNOTATION, SCALAR)))),
+                            AgentTokenInjection.MOUNT_PATH_ANNOTATION, SCALAR,
+                            AgentTokenInjection.RELOAD_SIGNAL_ANNOTATION, SCALAR,
+                            AgentTokenInjection.RELOAD_CONTAINER_ANNOTATION, SCALAR)))),
             "spec", spec()));
 
     /** The review, as {@link AdmissionReviews#read} reads it. */

@@ -65,8 +65,13 @@ final class TokenVolumes {
      * driver's node plugin when it publishes the volume for the pod.
      */
     static JsonObject csi(String name, String driver, String attribute, String value) {
+        return csi(name, driver, java.util.Map.of(attribute, value));
+    }
+
+    /** A read-only csi volume of {@code driver} with {@code attributes}, in their keys' order. */
+    static JsonObject csi(String name, String driver, java.util.Map<String, String> attributeValues) {
         JsonObject attributes = new JsonObject();
-        attributes.addProperty(attribute, value);
+        new java.util.TreeMap<>(attributeValues).forEach(attributes::addProperty);
         JsonObject csi = new JsonObject();
         csi.addProperty("driver", driver);
         csi.addProperty("readOnly", true);

@@ -20,6 +20,7 @@ import io.satoken.controlplane.rootca.RootCaPublisher;
 import io.satoken.controlplane.runtime.ClientRateLimit;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
+import io.satoken.controlplane.injection.InjectionCheckController;
 import io.satoken.controlplane.tokens.TokensController;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -88,9 +89,10 @@ class RunCommand implements Callable<Integer> {
     ClientAndMetricsOptions clientAndMetrics = new ClientAndMetricsOptions("0.0.0.0:10260");
 
     @Option(names = "--controllers", paramLabel = "LIST", defaultValue = "*",
-            description = "Controllers to run: serviceaccounts, root-ca, aggregation, tokens; '*' for all but tokens, "
-                    + "'-name' disables one; tokens (legacy token Secrets, signed with the ServiceAccount key) runs only "
-                    + "when named, e.g. '*,tokens' (default: ${DEFAULT-VALUE}).")
+            description = "Controllers to run: serviceaccounts, root-ca, aggregation, tokens, injection-check; '*' for "
+                    + "all but tokens and injection-check, '-name' disables one; tokens (legacy token Secrets, signed "
+                    + "with the ServiceAccount key) and injection-check (pods the webhook did not mutate) run only when "
+                    + "named, e.g. '*,tokens' (default: ${DEFAULT-VALUE}).")
     String controllers;
 
     @Option(names = "--service-account-private-key-file", paramLabel = "FILE",
@@ -107,6 +109,12 @@ class RunCommand implements Callable<Integer> {
             description = "Create a <sa>-token-xxxxx Secret for every ServiceAccount and list it in .secrets, as "
                     + "Kubernetes 1.17 did (default: ${DEFAULT-VALUE}, the 1.30 behaviour).")
     boolean legacyTokenAutoCreate;
+
+    @Option(names = "--injection-check-delete-pods", defaultValue = "false",
+            description = "Let injection-check delete the pods it finds without the token volume when a ReplicaSet, "
+                    + "StatefulSet, DaemonSet or Job owns them, so that they are created again through the webhook; "
+                    + "never a bare pod (default: ${DEFAULT-VALUE}).")
+    boolean injectionCheckDeletePods;
 
     @Option(names = "--concurrent-syncs", paramLabel = "N", defaultValue = "5",
             description = "Workers per controller queue (default: ${DEFAULT-VALUE}).")
@@ -173,7 +181,7 @@ class RunCommand implements Callable<Integer> {
                 : null;
         ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(checked.controllers(),
                 checked.signer(), checked.rootCa(), legacyTokenAutoCreate, concurrentSyncs, checked.metricsAddress(),
-                election, checked.webhook()), client, watchClient, serviceClient);
+                election, checked.webhook(), injectionCheckDeletePods), client, watchClient, serviceClient);
         Thread onSigterm = CleanExit.onSigterm(runtime::close);
         int status;
         try {
@@ -220,6 +228,10 @@ class RunCommand implements Callable<Integer> {
             errors.add("leader election needs lease duration > renew deadline > retry period, got "
                     + DurationText.of(leaseDuration) + " > " + DurationText.of(renewDeadline) + " > "
                     + DurationText.of(retryPeriod));
+        }
+        if (injectionCheckDeletePods && (selected == null || !selected.contains(InjectionCheckController.NAME))) {
+            errors.add("--injection-check-delete-pods needs the injection-check controller: name it in --controllers"
+                    + " (e.g. '*,injection-check')");
         }
         boolean tokens = selected != null && selected.contains(TokensController.NAME);
         if (tokens && privateKeyFile == null) {

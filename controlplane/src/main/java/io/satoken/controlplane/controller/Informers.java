@@ -13,6 +13,8 @@ import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1NamespaceList;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
@@ -75,6 +77,13 @@ public final class Informers implements AutoCloseable {
                 p -> core.listConfigMapForAllNamespaces().fieldSelector("metadata.name=" + ROOT_CA_CONFIGMAP)
                         .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds).watch(p.watch)
                         .buildCall(null));
+    }
+
+    /** Every pod: only the injection check asks for it, so no other controller holds the cluster's pods. */
+    public SharedIndexInformer<V1Pod> pods() {
+        return informer(V1Pod.class, V1PodList.class, "pods",
+                p -> core.listPodForAllNamespaces().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
+                        .watch(p.watch).buildCall(null));
     }
 
     public SharedIndexInformer<V1ClusterRole> clusterRoles() {

@@ -11,15 +11,18 @@ import java.util.Set;
  *
  * <p>{@code tokens} is off by default: it signs token Secrets with the cluster's ServiceAccount key, so it is
  * the one controller that needs the key, and a cluster that no longer uses token Secrets should keep the key
- * out of this process altogether. Naming it ({@code --controllers=*,tokens}) turns it on.
+ * out of this process altogether. Naming it ({@code --controllers=*,tokens}) turns it on. {@code injection-check} is
+ * off by default too: it caches every pod of the cluster, which needs a read of all pods that the other controllers
+ * do without.
  */
 public final class ControllerSelection {
 
     /** Every controller, in start order. */
-    public static final List<String> ALL = List.of("tokens", "serviceaccounts", "root-ca", "aggregation");
+    public static final List<String> ALL = List.of("tokens", "serviceaccounts", "root-ca", "aggregation",
+            "injection-check");
 
     /** The controllers {@code *} leaves out: each runs only when named. */
-    public static final Set<String> OFF_BY_DEFAULT = Set.of("tokens");
+    public static final Set<String> OFF_BY_DEFAULT = Set.of("tokens", "injection-check");
 
     private ControllerSelection() {
     }
@@ -45,7 +48,8 @@ public final class ControllerSelection {
             } else {
                 throw new IllegalArgumentException("--controllers: unknown controller \"" + item + "\" (known: "
                         + String.join(", ", ALL) + ", * for all on by default, -name to disable one; "
-                        + String.join(", ", OFF_BY_DEFAULT) + " only when named)");
+                        + String.join(" and ", ALL.stream().filter(OFF_BY_DEFAULT::contains).toList())
+                        + " only when named)");
             }
         }
         Set<String> out = new LinkedHashSet<>();

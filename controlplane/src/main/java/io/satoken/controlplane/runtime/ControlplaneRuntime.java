@@ -15,6 +15,7 @@ import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.Informers;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
+import io.satoken.controlplane.injection.InjectionCheckController;
 import io.satoken.controlplane.rootca.RootCaPublisher;
 import io.satoken.controlplane.serviceaccounts.ServiceAccountsController;
 import io.satoken.controlplane.tokens.TokensController;
@@ -44,7 +45,15 @@ public final class ControlplaneRuntime implements AutoCloseable {
     /** What {@code run} was asked to do. */
     public record Settings(Set<String> controllers, LegacyTokenGenerator signer, byte[] rootCa,
             boolean legacyTokenAutoCreate, int concurrentSyncs, InetSocketAddress metricsAddress,
-            LeaderElection leaderElection, AdmissionWebhook.Settings webhook) {
+            LeaderElection leaderElection, AdmissionWebhook.Settings webhook, boolean injectionCheckDeletePods) {
+
+        /** Settings whose injection check, if selected, deletes no pod. */
+        public Settings(Set<String> controllers, LegacyTokenGenerator signer, byte[] rootCa,
+                boolean legacyTokenAutoCreate, int concurrentSyncs, InetSocketAddress metricsAddress,
+                LeaderElection leaderElection, AdmissionWebhook.Settings webhook) {
+            this(controllers, signer, rootCa, legacyTokenAutoCreate, concurrentSyncs, metricsAddress, leaderElection,
+                    webhook, false);
+        }
     }
 
     /** {@code --leader-elect*}: the Lease and its timings; null settings mean no election. */
@@ -224,6 +233,8 @@ public final class ControlplaneRuntime implements AutoCloseable {
                 case ServiceAccountsController.NAME -> new ServiceAccountsController(shared, client, workers, metrics);
                 case RootCaPublisher.NAME -> new RootCaPublisher(shared, client, settings.rootCa(), workers, metrics);
                 case AggregationController.NAME -> new AggregationController(shared, client, workers, metrics);
+                case InjectionCheckController.NAME -> new InjectionCheckController(shared, client,
+                        settings.injectionCheckDeletePods(), workers, metrics);
                 default -> throw new IllegalStateException("unknown controller " + name);
             });
         }

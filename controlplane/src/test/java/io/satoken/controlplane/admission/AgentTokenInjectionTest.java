@@ -78,6 +78,31 @@ class AgentTokenInjectionTest {
     }
 
     @Test
+    void reloadAnnotations_becomeTheVolumesReloadAttributes_andReinvocationChangesNothing() throws Exception {
+        JsonObject pod = pod("{'satoken.io/projections':'[{path: t}]','satoken.io/reload-signal':'SIGHUP',"
+                + "'satoken.io/reload-container':'app'}", "{'automountServiceAccountToken':false,"
+                + "'serviceAccountName':'default','containers':[{'name':'app','image':'i'},{'name':'side','image':'i'}]}");
+
+        JsonNode result = admitTwice(pod);
+
+        assertThat(result.at("/spec/volumes/0/csi/volumeAttributes")).isEqualTo(jackson("{'projections':'[{path: t}]',"
+                + "'reloadContainer':'app','reloadSignal':'SIGHUP'}"));
+    }
+
+    @Test
+    void reloadContainerAnnotation_withoutTheSignal_refusedNamingIt() throws Exception {
+        JsonObject pod = pod("{'satoken.io/projections':'[{path: t}]','satoken.io/reload-container':'app'}",
+                "{'automountServiceAccountToken':false,'serviceAccountName':'default','containers':[{'name':'app',"
+                        + "'image':'i'}]}");
+
+        Verdict verdict = mutation.review(podCreate(pod));
+
+        assertThat(verdict.allowed()).isFalse();
+        assertThat(denied(verdict).message()).isEqualTo("satoken.io/reload-container: may be given only with"
+                + " satoken.io/reload-signal, which names the signal");
+    }
+
+    @Test
     void mountPathAnnotation_movesTheMount() throws Exception {
         JsonObject pod = pod("{'satoken.io/projections':'[{path: t}]','satoken.io/mount-path':'/tokens'}",
                 "{'automountServiceAccountToken':false,'serviceAccountName':'default','containers':[{'name':'app',"
@@ -187,7 +212,7 @@ class AgentTokenInjectionTest {
         assertThat(verdict.allowed()).isFalse();
         assertThat(denied(verdict).message()).startsWith("spec.volumes[satoken-agent-tokens].csi: must be {driver: "
                 + "tokens.satoken.io, readOnly: true, volumeAttributes: {projections: <the satoken.io/projections "
-                + "annotation>}}");
+                + "annotation>, and the reload annotations' attributes}}");
     }
 
     @Test

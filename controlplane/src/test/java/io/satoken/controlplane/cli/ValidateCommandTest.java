@@ -106,7 +106,8 @@ class ValidateCommandTest {
             assertThat(r.exit()).isEqualTo(2);
             assertThat(r.err().lines()).as(command).containsExactly(
                     "satoken-controlplane " + command + ": --controllers: unknown controller \"bogus\" (known: tokens, serviceaccounts, root-ca, "
-                            + "aggregation, * for all on by default, -name to disable one; tokens only when named)",
+                            + "aggregation, injection-check, * for all on by default, -name to disable one; tokens and "
+                            + "injection-check only when named)",
                     "satoken-controlplane " + command + ": --metrics-address: expected HOST:PORT, got \"9090\"",
                     "satoken-controlplane " + command + ": --concurrent-syncs must be at least 1, got 0",
                     "satoken-controlplane " + command + ": leader election needs lease duration > renew deadline > "
