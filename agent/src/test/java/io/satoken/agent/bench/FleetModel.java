@@ -43,11 +43,14 @@ import java.util.random.RandomGenerator;
  * </pre>
  *
  * Options: {@code --nodes N} (5000), {@code --pods P} per node (110; every other pod has a second token),
- * {@code --hours H} simulated (48), {@code --lifetime S} of each token in seconds (3600), {@code --only NAME} one
- * scenario, {@code --out DIR} for {@code <scenario>.csv} (TokenRequests in each second), {@code summary.md} and
- * {@code requests.svg}. Each scenario: all pods created at once at hour 0, or in waves (a tenth of each node's pods
- * every 5 minutes); in the "once" scenarios a 10-minute API outage at 24 h 42 min and a fleet-wide restart of every
- * agent at hour 36 (satoken adopts the tokens on disk; kubelet re-mints every token at its restart, TM-12).
+ * {@code --hours H} simulated (48) or {@code --seconds S}, {@code --lifetime S} of each token in seconds (3600),
+ * {@code --only NAME} one scenario, {@code --seeds K} (1) to also write {@code <scenario>-mean.csv}, the mean of K
+ * runs with seeds 1..K (the model's expected histogram, which the real-API validation compares with), {@code --out
+ * DIR} for {@code <scenario>.csv} (TokenRequests in each second, seed 1), {@code summary.md} and {@code
+ * requests.svg}. Each scenario: all pods created at once at hour 0, or in waves (a tenth of each node's pods every 5
+ * minutes); in the "once" scenarios a 10-minute API outage at 24 h 42 min and a fleet-wide restart of every agent at
+ * hour 36 (satoken adopts the tokens on disk; kubelet re-mints every token at its restart, TM-12), when the
+ * simulated time reaches them.
  */
 public final class FleetModel {
 
@@ -215,7 +218,8 @@ public final class FleetModel {
         long lifetimeS = lifetime.getSeconds();
         // Steady state: from the end of the first lifetime to the outage (or the end), away from the start.
         int steadyFrom = (int) lifetimeS;
-        int steadyTo = scenario.outageAndRestart() ? (int) OUTAGE_AT.getSeconds() : h.sent.length;
+        int steadyTo = scenario.outageAndRestart() ? Math.min((int) OUTAGE_AT.getSeconds(), h.sent.length)
+                : h.sent.length;
         double steady = mean(h.sent, steadyFrom, steadyTo);
         // The second refresh cycle after the start: refreshes at 80 % of the lifetime, so the second falls around
         // 1.6 lifetimes; the window runs from 1.2 to 2.0 lifetimes (less the waves' 45 minutes, which it holds).
@@ -225,7 +229,7 @@ public final class FleetModel {
         double cycleMean = mean(h.sent, from, to);
         int afterOutage = 0;
         long afterRestart = 0;
-        if (scenario.outageAndRestart()) {
+        if (scenario.outageAndRestart() && reachesRestart(h.sent.length)) {
             int outageEnd = (int) OUTAGE_AT.plus(OUTAGE).getSeconds();
             afterOutage = max(h.sent, outageEnd, outageEnd + 600);
             int restart = (int) RESTART_AT.getSeconds();
@@ -234,6 +238,11 @@ public final class FleetModel {
             }
         }
         return new Result(scenario, requests, refused, steady, peak, cycleMean, afterOutage, afterRestart, elapsed);
+    }
+
+    /** Whether a run of {@code seconds} reaches the outage and the restart (a short run has neither). */
+    static boolean reachesRestart(long seconds) {
+        return seconds > RESTART_AT.getSeconds();
     }
 
     private static double mean(int[] counts, int from, int to) {
@@ -258,6 +267,7 @@ public final class FleetModel {
         int nodes = 5000;
         int pods = 110;
         Duration hours = Duration.ofHours(48);
+        int seeds = 1;
         Duration lifetime = Duration.ofSeconds(3600);
         Optional<String> only = Optional.empty();
         Path out = Path.of("target/fleet-model");
@@ -267,11 +277,13 @@ public final class FleetModel {
                 case "--nodes" -> nodes = Integer.parseInt(value);
                 case "--pods" -> pods = Integer.parseInt(value);
                 case "--hours" -> hours = Duration.ofHours(Long.parseLong(value));
+                case "--seconds" -> hours = Duration.ofSeconds(Long.parseLong(value));
+                case "--seeds" -> seeds = Integer.parseInt(value);
                 case "--lifetime" -> lifetime = Duration.ofSeconds(Long.parseLong(value));
                 case "--only" -> only = Optional.of(value);
                 case "--out" -> out = Path.of(value);
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option; the options are --nodes,"
-                        + " --pods, --hours, --lifetime, --only, --out");
+                        + " --pods, --hours, --seconds, --lifetime, --only, --seeds, --out");
             }
         }
         Files.createDirectories(out);
@@ -286,6 +298,21 @@ public final class FleetModel {
             histograms.add(run.histogram());
             writeCsv(out.resolve(scenario.name() + ".csv"), run.histogram());
             System.out.println(line(run.result()));
+            if (seeds > 1) {
+                double[] sum = new double[run.histogram().sent.length];
+                for (int seed = 1; seed <= seeds; seed++) {
+                    Histogram[] kept = new Histogram[1];
+                    if (seed == 1) {
+                        kept[0] = run.histogram();
+                    } else {
+                        runWith(scenario, nodes, pods, hours, lifetime, seed, kept);
+                    }
+                    for (int s = 0; s < sum.length; s++) {
+                        sum[s] += kept[0].sent[s];
+                    }
+                }
+                writeMeanCsv(out.resolve(scenario.name() + "-mean.csv"), sum, seeds);
+            }
         }
         String summary = summary(results, nodes, pods, hours, lifetime);
         Files.writeString(out.resolve("summary.md"), summary, StandardCharsets.UTF_8);
@@ -310,7 +337,8 @@ public final class FleetModel {
         Histogram histogram = new Histogram((int) hours.getSeconds());
         kept[0] = histogram;
         Fleet fleet = new Fleet(clock, histogram, lifetime);
-        if (scenario.outageAndRestart()) {
+        boolean outageAndRestart = scenario.outageAndRestart() && reachesRestart(hours.getSeconds());
+        if (outageAndRestart) {
             fleet.outageFrom = START.plus(OUTAGE_AT);
             fleet.outageUntil = fleet.outageFrom.plus(OUTAGE);
         }
@@ -329,7 +357,7 @@ public final class FleetModel {
                 }
             }
         }
-        if (scenario.outageAndRestart()) {
+        if (outageAndRestart) {
             clock.runUntil(START.plus(RESTART_AT));
             fleetNodes.forEach(Node::restart);
         }
@@ -347,6 +375,17 @@ public final class FleetModel {
         Files.writeString(file, csv, StandardCharsets.UTF_8);
     }
 
+    /** {@code second,mean_sent}: the mean over {@code seeds} runs of the TokenRequests sent in each second. */
+    private static void writeMeanCsv(Path file, double[] sum, int seeds) throws IOException {
+        StringBuilder csv = new StringBuilder("second,mean_sent\n");
+        for (int s = 0; s < sum.length; s++) {
+            if (sum[s] != 0) {
+                csv.append(s).append(',').append(String.format(Locale.ROOT, "%.4f", sum[s] / seeds)).append('\n');
+            }
+        }
+        Files.writeString(file, csv, StandardCharsets.UTF_8);
+    }
+
     private static String line(Result r) {
         return String.format(Locale.ROOT, "%s: %,d requests, %,d refused, storm factor %.1f, %s", r.scenario().name(),
                 r.requests(), r.refused(), r.stormFactor(), r.elapsed());
@@ -354,17 +393,20 @@ public final class FleetModel {
 
     static String summary(List<Result> results, int nodes, int pods, Duration hours, Duration lifetime) {
         StringBuilder md = new StringBuilder();
-        md.append(String.format(Locale.ROOT, "%,d nodes x %d pods (1.5 tokens each), tokens of %d s, %d simulated hours%n%n",
-                nodes, pods, lifetime.getSeconds(), hours.toHours()));
+        String simulated = hours.toSecondsPart() == 0 && hours.toMinutesPart() == 0
+                ? hours.toHours() + " simulated hours" : hours.getSeconds() + " simulated seconds";
+        md.append(String.format(Locale.ROOT, "%,d nodes x %d pods (1.5 tokens each), tokens of %d s, %s%n%n",
+                nodes, pods, lifetime.getSeconds(), simulated));
         md.append("| scenario | TokenRequests | steady mean (/s) | 2nd cycle peak (/s) | 2nd cycle mean (/s) | storm factor"
                 + " | peak in the 10 min after the outage (/s) | requests in the 10 min after the restart (steady: mean x 600)"
                 + " | run time |\n");
         md.append("|---|---|---|---|---|---|---|---|---|\n");
         for (Result r : results) {
+            boolean outage = r.scenario().outageAndRestart() && reachesRestart(hours.getSeconds());
             md.append(String.format(Locale.ROOT, "| %s | %,d | %,.1f | %,d | %,.1f | %.1f | %s | %s | %d s |%n",
                     r.scenario().name(), r.requests(), r.meanPerSecond(), r.secondCyclePeak(), r.secondCycleMean(),
-                    r.stormFactor(), r.scenario().outageAndRestart() ? String.format(Locale.ROOT, "%,d", r.afterOutagePeak()) : "-",
-                    r.scenario().outageAndRestart() ? String.format(Locale.ROOT, "%,d (%,.0f)", r.afterRestart10Min(),
+                    r.stormFactor(), outage ? String.format(Locale.ROOT, "%,d", r.afterOutagePeak()) : "-",
+                    outage ? String.format(Locale.ROOT, "%,d (%,.0f)", r.afterRestart10Min(),
                             r.meanPerSecond() * 600) : "-",
                     r.elapsed().toSeconds()));
         }
