@@ -1,5 +1,7 @@
 package io.satoken.e2e;
 
+import io.satoken.agent.testing.KubeletCsiClient;
+import io.satoken.common.testing.PrometheusText;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -23,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * stderr in a log under {@link E2E#logsDir()}. The launcher {@code exec}s the JVM, so {@link #kill()}
  * is a SIGKILL of the JVM itself.
  */
-final class SatokenProcess implements AutoCloseable {
+final class SatokenProcess implements AutoCloseable, KubeletCsiClient.PluginProcess {
 
     /** Small and quick to start; the tests start hundreds of JVMs. */
     static final String JAVA_OPTS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m";
@@ -87,8 +89,14 @@ final class SatokenProcess implements AutoCloseable {
         return process.pid();
     }
 
-    boolean isAlive() {
+    @Override
+    public boolean isAlive() {
         return process.isAlive();
+    }
+
+    @Override
+    public String exitReport() {
+        return name + " exited before it registered; log " + log + ":\n" + tail();
     }
 
     Path log() {
@@ -149,7 +157,7 @@ final class SatokenProcess implements AutoCloseable {
 
     /** One sample of the metrics: {@code metric("satoken_file_writes_total", "result=\"failure\"")}. */
     double metric(String family, String... labels) {
-        return PromText.value(metrics(), family, labels);
+        return PrometheusText.value(metrics(), family, labels);
     }
 
     /** SIGTERM, then SIGKILL after 20 s; returns the exit status. */
