@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.runtime.AgentRuntime;
 import io.satoken.agent.testing.ScriptedTokenSource;
+import io.satoken.common.testing.DocumentedMetric;
 import io.satoken.common.testing.PrometheusText;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -28,33 +29,25 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class AgentScrapeConventionsTest {
 
-    /** A documented metric, its type, and the values its label must show from the first scrape. */
-    record Case(String family, String type, String label, List<String> values) {
-        @Override
-        public String toString() {
-            return family + (label == null ? "" : "{" + label + "}");
-        }
-    }
-
     /** docs/operations.md's table of the agent's metrics. */
-    static final List<Case> DOCUMENTED = List.of(
-            new Case("satoken_token_requests_total", "counter", "result", List.of("refused", "retryable", "success")),
-            new Case("satoken_token_request_duration_seconds", "histogram", null, List.of()),
-            new Case("satoken_token_cache_total", "counter", "result", List.of("hit", "miss")),
-            new Case("satoken_token_refreshes_total", "counter", "result", List.of("failure", "success")),
-            new Case("satoken_file_writes_total", "counter", "result", List.of("failure", "success")),
-            new Case("satoken_projections", "gauge", "state", List.of("failed", "pending", "ready", "refresh_failing")),
-            new Case("satoken_projections_invalid_total", "counter", "source", List.of("config")),
-            new Case("satoken_csi_publish_seconds", "histogram", "result", AgentMetrics.CSI_RESULTS.stream().sorted()
+    static final List<DocumentedMetric> DOCUMENTED = List.of(
+            new DocumentedMetric("satoken_token_requests_total", "counter", "result", List.of("refused", "retryable", "success")),
+            new DocumentedMetric("satoken_token_request_duration_seconds", "histogram", null, List.of()),
+            new DocumentedMetric("satoken_token_cache_total", "counter", "result", List.of("hit", "miss")),
+            new DocumentedMetric("satoken_token_refreshes_total", "counter", "result", List.of("failure", "success")),
+            new DocumentedMetric("satoken_file_writes_total", "counter", "result", List.of("failure", "success")),
+            new DocumentedMetric("satoken_projections", "gauge", "state", List.of("failed", "pending", "ready", "refresh_failing")),
+            new DocumentedMetric("satoken_projections_invalid_total", "counter", "source", List.of("config")),
+            new DocumentedMetric("satoken_csi_publish_seconds", "histogram", "result", AgentMetrics.CSI_RESULTS.stream().sorted()
                     .toList()),
-            new Case("satoken_csi_volumes", "gauge", null, List.of()),
-            new Case("satoken_token_clock_skew_seconds", "gauge", null, List.of()),
-            new Case("satoken_token_clock_skew_total", "counter", null, List.of()),
-            new Case("satoken_events_total", "counter", "result", List.of("created", "failed")),
-            new Case("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")),
-            new Case("satoken_token_not_reread_total", "counter", null, List.of()),
-            new Case("satoken_token_files_not_reread", "gauge", null, List.of()),
-            new Case("satoken_read_watched_directories", "gauge", null, List.of()));
+            new DocumentedMetric("satoken_csi_volumes", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_token_clock_skew_seconds", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_token_clock_skew_total", "counter", null, List.of()),
+            new DocumentedMetric("satoken_events_total", "counter", "result", List.of("created", "failed")),
+            new DocumentedMetric("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")),
+            new DocumentedMetric("satoken_token_not_reread_total", "counter", null, List.of()),
+            new DocumentedMetric("satoken_token_files_not_reread", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_read_watched_directories", "gauge", null, List.of()));
 
     private static AgentRuntime agent;
     private static PrometheusText scrape;
@@ -75,19 +68,14 @@ class AgentScrapeConventionsTest {
         agent.close();
     }
 
-    static Stream<Case> documented() {
+    static Stream<DocumentedMetric> documented() {
         return DOCUMENTED.stream();
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("documented")
-    void documentedMetric_isServedFromTheStart_withEveryLabelValue(Case c) {
-        PrometheusText.Family family = scrape.families().get(c.family());
-        assertThat(family).as(c.family()).isNotNull();
-        assertThat(family.type()).isEqualTo(c.type());
-        if (c.label() != null) {
-            assertThat(family.labelValues(c.label())).containsExactlyElementsOf(c.values());
-        }
+    void documentedMetric_isServedFromTheStart_withEveryLabelValue(DocumentedMetric c) {
+        c.assertServedBy(scrape);
     }
 
     @Test
@@ -97,14 +85,14 @@ class AgentScrapeConventionsTest {
 
     @Test
     void micrometersOwnProcessFigures_areReplacedByTheStandardSet() {
-        assertThat(scrape.families()).doesNotContainKeys("process_cpu_time_ns_total", "process_cpu_usage",
-                "process_uptime_seconds");
+        assertThat(scrape.families()).doesNotContainKeys(
+                DocumentedMetric.MICROMETER_PROCESS_FIGURES.toArray(String[]::new));
     }
 
     /** Every satoken_ family the agent serves is in docs/operations.md's table: nothing undocumented. */
     @Test
     void everyServedSatokenMetric_isDocumented() {
-        List<String> documented = DOCUMENTED.stream().map(Case::family).toList();
+        List<String> documented = DOCUMENTED.stream().map(DocumentedMetric::family).toList();
         assertThat(scrape.families().keySet().stream().filter(n -> n.startsWith("satoken_"))
                 .filter(n -> !n.endsWith("_max"))).isSubsetOf(documented);
     }

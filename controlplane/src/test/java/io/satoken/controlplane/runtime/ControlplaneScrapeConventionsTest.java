@@ -2,6 +2,7 @@ package io.satoken.controlplane.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.satoken.common.testing.DocumentedMetric;
 import io.satoken.common.testing.PrometheusText;
 import io.satoken.controlplane.testing.ControlplaneScrape;
 import java.nio.file.Path;
@@ -19,31 +20,23 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class ControlplaneScrapeConventionsTest {
 
-    /** A documented metric, its type, and the values its label must show from the first scrape. */
-    record Case(String family, String type, String label, List<String> values) {
-        @Override
-        public String toString() {
-            return family + (label == null ? "" : "{" + label + "}");
-        }
-    }
-
     private static final List<String> LOOPS = List.of("aggregation", "root-ca", "serviceaccounts",
             "tokens-secrets", "tokens-serviceaccounts");
     private static final List<String> PATHS = List.of("/mutate/pods", "/validate/serviceaccount-token", "other");
 
     /** docs/operations.md's metrics of the control plane; those of the aggregation controller appear once it runs. */
-    static final List<Case> DOCUMENTED = List.of(
-            new Case("satoken_controlplane_leader", "gauge", null, List.of()),
-            new Case("satoken_controller_reconcile_seconds", "histogram", "controller", LOOPS),
-            new Case("satoken_controller_reconcile_seconds", "histogram", "result", List.of("done", "retry")),
-            new Case("satoken_controller_queue_depth", "gauge", "controller", LOOPS),
-            new Case("satoken_controller_dropped_keys_total", "counter", "controller", LOOPS),
-            new Case("satoken_webhook_requests_total", "counter", "path", PATHS),
-            new Case("satoken_webhook_requests_total", "counter", "result", List.of("allowed", "denied", "error",
+    static final List<DocumentedMetric> DOCUMENTED = List.of(
+            new DocumentedMetric("satoken_controlplane_leader", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_controller_reconcile_seconds", "histogram", "controller", LOOPS),
+            new DocumentedMetric("satoken_controller_reconcile_seconds", "histogram", "result", List.of("done", "retry")),
+            new DocumentedMetric("satoken_controller_queue_depth", "gauge", "controller", LOOPS),
+            new DocumentedMetric("satoken_controller_dropped_keys_total", "counter", "controller", LOOPS),
+            new DocumentedMetric("satoken_webhook_requests_total", "counter", "path", PATHS),
+            new DocumentedMetric("satoken_webhook_requests_total", "counter", "result", List.of("allowed", "denied", "error",
                     "invalid", "overloaded", "patched", "timeout")),
-            new Case("satoken_webhook_request_duration_seconds", "histogram", "path", PATHS),
-            new Case("satoken_webhook_certificate_expiry_timestamp_seconds", "gauge", null, List.of()),
-            new Case("satoken_webhook_certificate_reloads_total", "counter", null, List.of()));
+            new DocumentedMetric("satoken_webhook_request_duration_seconds", "histogram", "path", PATHS),
+            new DocumentedMetric("satoken_webhook_certificate_expiry_timestamp_seconds", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_webhook_certificate_reloads_total", "counter", null, List.of()));
 
     private static PrometheusText scrape;
     private static String text;
@@ -54,19 +47,14 @@ class ControlplaneScrapeConventionsTest {
         scrape = PrometheusText.parse(text);
     }
 
-    static Stream<Case> documented() {
+    static Stream<DocumentedMetric> documented() {
         return DOCUMENTED.stream();
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("documented")
-    void documentedMetric_isServedFromTheStart_withEveryLabelValue(Case c) {
-        PrometheusText.Family family = scrape.families().get(c.family());
-        assertThat(family).as(c.family()).isNotNull();
-        assertThat(family.type()).isEqualTo(c.type());
-        if (c.label() != null) {
-            assertThat(family.labelValues(c.label())).containsExactlyElementsOf(c.values());
-        }
+    void documentedMetric_isServedFromTheStart_withEveryLabelValue(DocumentedMetric c) {
+        c.assertServedBy(scrape);
     }
 
     @Test
@@ -83,7 +71,7 @@ class ControlplaneScrapeConventionsTest {
 
     @Test
     void micrometersOwnProcessFigures_areReplacedByTheStandardSet() {
-        assertThat(scrape.families()).doesNotContainKeys("process_cpu_time_ns_total", "process_cpu_usage",
-                "process_uptime_seconds");
+        assertThat(scrape.families()).doesNotContainKeys(
+                DocumentedMetric.MICROMETER_PROCESS_FIGURES.toArray(String[]::new));
     }
 }
