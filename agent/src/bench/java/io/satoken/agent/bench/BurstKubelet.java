@@ -1,30 +1,23 @@
 package io.satoken.agent.bench;
 
-import io.grpc.CallOptions;
 import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.grpc.stub.ClientCalls;
-import io.grpc.stub.StreamObserver;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.csi.CsiMethods;
 import io.satoken.agent.csi.CsiServer;
-import io.satoken.agent.testing.KubeletCsiClient;
 import io.satoken.agent.csi.wire.InfoRequest;
 import io.satoken.agent.csi.wire.NodeGetCapabilitiesRequest;
 import io.satoken.agent.csi.wire.NodeGetInfoRequest;
 import io.satoken.agent.csi.wire.NodePublishVolumeRequest;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.RegistrationStatus;
+import io.satoken.agent.testing.KubeletCsiClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -221,34 +214,8 @@ final class BurstKubelet implements AutoCloseable {
     /** One unary call on a connection of its own, closed once answered, as the kubelet's CSI client makes them. */
     private <Q, R> CompletableFuture<R> call(Path socket, MethodDescriptor<Q, R> method, Q request, Deadline deadline) {
         connections.incrementAndGet();
-        ManagedChannel channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                .channelType(EpollDomainSocketChannel.class)
-                .eventLoopGroup(loop)
-                .usePlaintext()
-                .overrideAuthority("localhost") // what Go's gRPC, and so the kubelet, sends on a unix socket
-                .withOption(ChannelOption.SO_KEEPALIVE, null) // gRPC's TCP default; a unix socket has none
-                .build();
-        CompletableFuture<R> result = new CompletableFuture<>();
-        ClientCalls.asyncUnaryCall(channel.newCall(method, CallOptions.DEFAULT.withDeadline(deadline)), request,
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(R value) {
-                        result.complete(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        result.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        if (!result.isDone()) {
-                            result.completeExceptionally(Status.INTERNAL.withDescription("no answer").asRuntimeException());
-                        }
-                    }
-                });
-        return result.whenComplete((r, e) -> channel.shutdown());
+        ManagedChannel channel = KubeletCsiClient.channel(socket, loop);
+        return KubeletCsiClient.call(channel, method, request, deadline).whenComplete((r, e) -> channel.shutdown());
     }
 
     /** The kubelet creates a volume's directory, and the pod's above it, 0750 before it publishes. */

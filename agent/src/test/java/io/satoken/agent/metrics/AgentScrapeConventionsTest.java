@@ -7,6 +7,7 @@ import io.satoken.agent.runtime.AgentRuntime;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.common.testing.DocumentedMetric;
 import io.satoken.common.testing.PrometheusText;
+import io.satoken.common.testing.ScrapeConventionsContract;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,19 +16,16 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The agent's {@code /metrics} as a freshly built agent serves it (CSI and static mode, before any token or
  * publish), read against Prometheus conventions and against the metrics docs/operations.md documents.
  */
-class AgentScrapeConventionsTest {
+class AgentScrapeConventionsTest extends ScrapeConventionsContract {
 
     /** docs/operations.md's table of the agent's metrics. */
     static final List<DocumentedMetric> DOCUMENTED = List.of(
@@ -68,25 +66,14 @@ class AgentScrapeConventionsTest {
         agent.close();
     }
 
-    static Stream<DocumentedMetric> documented() {
-        return DOCUMENTED.stream();
+    @Override
+    protected PrometheusText scrape() {
+        return scrape;
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("documented")
-    void documentedMetric_isServedFromTheStart_withEveryLabelValue(DocumentedMetric c) {
-        c.assertServedBy(scrape);
-    }
-
-    @Test
-    void scrape_keepsPrometheusConventions() {
-        assertThat(scrape.violations()).isEmpty();
-    }
-
-    @Test
-    void micrometersOwnProcessFigures_areReplacedByTheStandardSet() {
-        assertThat(scrape.families()).doesNotContainKeys(
-                DocumentedMetric.MICROMETER_PROCESS_FIGURES.toArray(String[]::new));
+    @Override
+    protected List<DocumentedMetric> documented() {
+        return DOCUMENTED;
     }
 
     /** Every satoken_ family the agent serves is in docs/operations.md's table: nothing undocumented. */

@@ -1,6 +1,7 @@
 package io.satoken.agent.testing;
 
 import io.grpc.CallOptions;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -357,9 +358,14 @@ public final class KubeletCsiClient implements AutoCloseable {
 
     private static <Q, R> CompletableFuture<R> call(ManagedChannel channel, MethodDescriptor<Q, R> method, Q request,
             Duration timeout) {
+        return call(channel, method, request, Deadline.after(timeout.toMillis(), TimeUnit.MILLISECONDS));
+    }
+
+    /** One unary call; the future fails with the call's StatusRuntimeException. */
+    public static <Q, R> CompletableFuture<R> call(ManagedChannel channel, MethodDescriptor<Q, R> method, Q request,
+            Deadline deadline) {
         CompletableFuture<R> result = new CompletableFuture<>();
-        ClientCalls.asyncUnaryCall(channel.newCall(method,
-                CallOptions.DEFAULT.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)), request,
+        ClientCalls.asyncUnaryCall(channel.newCall(method, CallOptions.DEFAULT.withDeadline(deadline)), request,
                 new StreamObserver<>() {
                     @Override
                     public void onNext(R value) {
@@ -392,7 +398,8 @@ public final class KubeletCsiClient implements AutoCloseable {
         }
     }
 
-    private static ManagedChannel channel(Path socket, EventLoopGroup loop) {
+    /** A plaintext gRPC channel on the unix socket {@code socket}, as the kubelet opens one. */
+    public static ManagedChannel channel(Path socket, EventLoopGroup loop) {
         return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollDomainSocketChannel.class)
                 .eventLoopGroup(loop)

@@ -4,21 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.satoken.common.testing.DocumentedMetric;
 import io.satoken.common.testing.PrometheusText;
+import io.satoken.common.testing.ScrapeConventionsContract;
 import io.satoken.controlplane.testing.ControlplaneScrape;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The control plane's {@code /metrics} as a process with every controller and both webhooks serves it before
  * it has led or answered anything, read against Prometheus conventions and the metrics docs/operations.md documents.
  */
-class ControlplaneScrapeConventionsTest {
+class ControlplaneScrapeConventionsTest extends ScrapeConventionsContract {
 
     private static final List<String> LOOPS = List.of("aggregation", "root-ca", "serviceaccounts",
             "tokens-secrets", "tokens-serviceaccounts");
@@ -47,19 +45,14 @@ class ControlplaneScrapeConventionsTest {
         scrape = PrometheusText.parse(text);
     }
 
-    static Stream<DocumentedMetric> documented() {
-        return DOCUMENTED.stream();
+    @Override
+    protected PrometheusText scrape() {
+        return scrape;
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("documented")
-    void documentedMetric_isServedFromTheStart_withEveryLabelValue(DocumentedMetric c) {
-        c.assertServedBy(scrape);
-    }
-
-    @Test
-    void scrape_keepsPrometheusConventions() {
-        assertThat(scrape.violations()).isEmpty();
+    @Override
+    protected List<DocumentedMetric> documented() {
+        return DOCUMENTED;
     }
 
     @Test
@@ -67,11 +60,5 @@ class ControlplaneScrapeConventionsTest {
         assertThat(text).contains("satoken_webhook_requests_total{path=\"/mutate/pods\",result=\"patched\"} 0.0")
                 .doesNotContain("path=\"/validate/serviceaccount-token\",result=\"patched\"")
                 .doesNotContain("path=\"other\",result=\"allowed\"");
-    }
-
-    @Test
-    void micrometersOwnProcessFigures_areReplacedByTheStandardSet() {
-        assertThat(scrape.families()).doesNotContainKeys(
-                DocumentedMetric.MICROMETER_PROCESS_FIGURES.toArray(String[]::new));
     }
 }
