@@ -1,5 +1,6 @@
 package io.satoken.e2e;
 
+import io.satoken.common.testing.PrometheusText;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.Gson;
@@ -259,7 +260,7 @@ class ApfE2E {
     }
 
     static double delta(String before, String after, String family, String... labels) {
-        return PromText.value(after, family, labels) - PromText.value(before, family, labels);
+        return PrometheusText.value(after, family, labels) - PrometheusText.value(before, family, labels);
     }
 
     /** {@value #NOISY_ACCOUNTS} ServiceAccounts {@code noisy-<i>} that may create ConfigMaps in a new namespace. */

@@ -1,6 +1,7 @@
 package io.satoken.e2e;
 
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.PrometheusText;
 import java.io.IOException;
 import okhttp3.Request;
 import okhttp3.Response;
@@ -30,9 +31,9 @@ final class ApiServerMetrics {
     static double tokenRequests(KubeApiServer server, String code) throws IOException {
         String text = scrape(server);
         return code == null
-                ? PromText.value(text, "apiserver_request_total", "resource=\"serviceaccounts\"",
+                ? PrometheusText.value(text, "apiserver_request_total", "resource=\"serviceaccounts\"",
                         "subresource=\"token\"", "verb=\"POST\"")
-                : PromText.value(text, "apiserver_request_total", "resource=\"serviceaccounts\"",
+                : PrometheusText.value(text, "apiserver_request_total", "resource=\"serviceaccounts\"",
                         "subresource=\"token\"", "verb=\"POST\"", "code=\"" + code + "\"");
     }
 }

@@ -10,8 +10,10 @@ import com.google.gson.JsonParser;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.agent.testing.KubeletCsiClient;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.MountTable;
+import io.satoken.common.testing.PrometheusText;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.admission.TestCertificates;
 import java.io.IOException;
@@ -240,17 +242,17 @@ class BadInputE2E {
                             + " category: %s; satoken_webhook_requests_total: invalid %.0f, denied %.0f, error %.0f;"
                             + " the valid review after them: HTTP %d, allowed %s, %d patch operations; control plane"
                             + " alive, /healthz %d",
-                    cases.size(), perCategory, PromText.value(metrics, "satoken_webhook_requests_total",
+                    cases.size(), perCategory, PrometheusText.value(metrics, "satoken_webhook_requests_total",
                             "result=\"invalid\""),
-                    PromText.value(metrics, "satoken_webhook_requests_total", "result=\"denied\""),
-                    PromText.value(metrics, "satoken_webhook_requests_total", "result=\"error\""),
+                    PrometheusText.value(metrics, "satoken_webhook_requests_total", "result=\"denied\""),
+                    PrometheusText.value(metrics, "satoken_webhook_requests_total", "result=\"error\""),
                     good.status(), good.allowed(), patch.size(), controlplane.healthz()));
             assertThat(wrong).as("requests without the documented answer").isEmpty();
             assertThat(good.status()).isEqualTo(200);
             assertThat(good.allowed()).as("the valid review is allowed").isTrue();
             assertThat(good.uid()).isEqualTo("good-1");
             assertThat(patch.toString()).as("the patch mounts the agent's tokens").contains("satoken-agent-tokens");
-            assertThat(PromText.value(metrics, "satoken_webhook_requests_total", "result=\"error\"")).isZero();
+            assertThat(PrometheusText.value(metrics, "satoken_webhook_requests_total", "result=\"error\"")).isZero();
             assertThat(controlplane.isAlive()).isTrue();
             assertThat(controlplane.healthz()).isEqualTo(200);
             int status = controlplane.stop();

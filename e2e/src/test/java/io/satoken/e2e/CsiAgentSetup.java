@@ -1,6 +1,7 @@
 package io.satoken.e2e;
 
 import io.kubernetes.client.openapi.ApiException;
+import io.satoken.agent.testing.KubeletCsiClient;
 import io.satoken.common.testing.KubeApiServer;
 import java.io.IOException;
 import java.nio.file.Files;

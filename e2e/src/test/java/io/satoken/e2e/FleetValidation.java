@@ -1,5 +1,6 @@
 package io.satoken.e2e;
 
+import io.satoken.agent.testing.KubeletCsiClient;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kubernetes.client.openapi.apis.CoreV1Api;

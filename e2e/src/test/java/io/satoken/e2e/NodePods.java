@@ -1,5 +1,6 @@
 package io.satoken.e2e;
 
+import io.satoken.agent.testing.KubeletCsiClient;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;

@@ -3,6 +3,7 @@ package io.satoken.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.PrometheusText;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -93,9 +94,9 @@ class OutageE2E {
                 SatokenProcess.pause(Duration.ofSeconds(1));
             }
             String during = agent.metrics();
-            double failedRefreshes = PromText.value(during, "satoken_token_refreshes_total", "result=\"failure\"");
-            double retryable = PromText.value(during, "satoken_token_requests_total", "result=\"retryable\"");
-            double refreshingState = PromText.value(during, "satoken_projections", "state=\"refresh_failing\"");
+            double failedRefreshes = PrometheusText.value(during, "satoken_token_refreshes_total", "result=\"failure\"");
+            double retryable = PrometheusText.value(during, "satoken_token_requests_total", "result=\"retryable\"");
+            double refreshingState = PrometheusText.value(during, "satoken_projections", "state=\"refresh_failing\"");
             assertThat(retryable).as("failed TokenRequests counted as retryable").isGreaterThanOrEqualTo(1);
             assertThat(refreshingState).as("the projection is reported as refresh_failing").isEqualTo(1);
             assertThat(agent.isAlive()).isTrue();
@@ -120,15 +121,15 @@ class OutageE2E {
                     outage.toSeconds(), Duration.between(firstClaims.issuedAt(), down).toSeconds(),
                     Duration.between(firstClaims.issuedAt(), ready).toSeconds(), LIFETIME_SECONDS,
                     failedRefreshes, retryable, reads, toRefresh.toMillis() / 1000.0, BACKOFF_CAP.toSeconds(),
-                    PromText.value(after, "satoken_token_refreshes_total", "result=\"success\""),
-                    PromText.value(after, "satoken_token_refreshes_total", "result=\"failure\"")));
+                    PrometheusText.value(after, "satoken_token_refreshes_total", "result=\"success\""),
+                    PrometheusText.value(after, "satoken_token_refreshes_total", "result=\"failure\"")));
 
             assertThat(second.equals(first)).as("a new token is on disk after the server came back").isFalse();
             assertThat(toRefresh).as("time from the server being ready to the new token on disk")
                     .isLessThanOrEqualTo(BACKOFF_CAP.plus(SLACK));
             JwtClaims secondClaims = JwtClaims.of(second);
             assertThat(secondClaims.expiresAt()).isAfter(Instant.now().plusSeconds(LIFETIME_SECONDS - 120));
-            assertThat(PromText.value(after, "satoken_token_refreshes_total", "result=\"success\""))
+            assertThat(PrometheusText.value(after, "satoken_token_refreshes_total", "result=\"success\""))
                     .as("the refresh is counted as a success").isGreaterThanOrEqualTo(1);
             assertThat(agent.isAlive()).isTrue();
             // it exits by itself, cleanly, within 20 s of SIGTERM (else stop() kills it: 137)

@@ -3,8 +3,10 @@ package io.satoken.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.agent.testing.KubeletCsiClient;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.MountTable;
+import io.satoken.common.testing.PrometheusText;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -85,9 +87,9 @@ class RestartE2E {
                 Duration toReady = Duration.between(restarted, Instant.now());
                 SatokenProcess.pause(Duration.between(Instant.now(), restarted.plus(OBSERVED)));
                 String metrics = second.metrics();
-                double agentRequests = PromText.value(metrics, "satoken_token_requests_total");
+                double agentRequests = PrometheusText.value(metrics, "satoken_token_requests_total");
                 double serverRequests = ApiServerMetrics.tokenRequests(server, null) - serverBefore;
-                double ready = PromText.value(metrics, "satoken_projections", "state=\"ready\"");
+                double ready = PrometheusText.value(metrics, "satoken_projections", "state=\"ready\"");
                 // this process's part of its log (a log name is reused, and appended to, by a later run of the suite)
                 String log = second.logText();
                 long adoptedLines = log.substring(Math.max(0, log.lastIndexOf("serving /healthz"))).lines()

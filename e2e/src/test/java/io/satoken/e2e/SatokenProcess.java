@@ -1,5 +1,8 @@
 package io.satoken.e2e;
 
+import io.satoken.agent.testing.KubeletCsiClient;
+import io.satoken.common.testing.ManagedProcess;
+import io.satoken.common.testing.PrometheusText;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -13,9 +16,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One satoken process started from its built launcher ({@code agent/bin/satoken-agent} or
@@ -23,26 +23,19 @@ import java.util.concurrent.TimeUnit;
  * stderr in a log under {@link E2E#logsDir()}. The launcher {@code exec}s the JVM, so {@link #kill()}
  * is a SIGKILL of the JVM itself.
  */
-final class SatokenProcess implements AutoCloseable {
+final class SatokenProcess implements AutoCloseable, KubeletCsiClient.PluginProcess {
 
     /** Small and quick to start; the tests start hundreds of JVMs. */
     static final String JAVA_OPTS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m";
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    /** Processes still running when the test JVM exits (a test that failed half-way) are killed with it. */
-    private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
-
-    static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly),
-                "satoken-e2e-processes"));
-    }
 
     private final String name;
-    private final Process process;
+    private final ManagedProcess process;
     private final Path log;
     private final String metricsAddress;
 
-    private SatokenProcess(String name, Process process, Path log, String metricsAddress) {
+    private SatokenProcess(String name, ManagedProcess process, Path log, String metricsAddress) {
         this.name = name;
         this.process = process;
         this.log = log;
@@ -68,15 +61,10 @@ final class SatokenProcess implements AutoCloseable {
         command.add(launcher.toString());
         command.addAll(args);
         Path log = E2E.newLog(name);
-        ProcessBuilder pb = new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().putIfAbsent("JAVA_OPTS", JAVA_OPTS);
         pb.environment().putAll(env);
-        Process process = pb.start();
-        LIVE.add(process);
-        process.onExit().thenRun(() -> LIVE.remove(process));
-        return new SatokenProcess(name, process, log, metricsAddress);
+        return new SatokenProcess(name, ManagedProcess.start(name, pb, log).killedOnExit(), log, metricsAddress);
     }
 
     String name() {
@@ -87,8 +75,14 @@ final class SatokenProcess implements AutoCloseable {
         return process.pid();
     }
 
-    boolean isAlive() {
+    @Override
+    public boolean isAlive() {
         return process.isAlive();
+    }
+
+    @Override
+    public String exitReport() {
+        return name + " exited before it registered; log " + log + ":\n" + tail();
     }
 
     Path log() {
@@ -105,23 +99,11 @@ final class SatokenProcess implements AutoCloseable {
 
     /** Waits until {@code /readyz} answers 200; fails at once if the process exits. */
     SatokenProcess awaitReady(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            if (!process.isAlive()) {
-                throw new AssertionError(name + " exited with " + process.exitValue() + " before it was ready; log "
-                        + log + ":\n" + tail());
-            }
-            try {
-                if (get("/readyz").statusCode() == 200) {
-                    return this;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(name + " not ready after " + timeout.toSeconds() + " s; log " + log + ":\n" + tail());
-            }
-            pause(Duration.ofMillis(100));
+        try {
+            process.awaitReady("/readyz 200", () -> get("/readyz").statusCode() == 200, timeout);
+            return this;
+        } catch (IOException e) {
+            throw new AssertionError(e.getMessage(), e);
         }
     }
 
@@ -149,28 +131,22 @@ final class SatokenProcess implements AutoCloseable {
 
     /** One sample of the metrics: {@code metric("satoken_file_writes_total", "result=\"failure\"")}. */
     double metric(String family, String... labels) {
-        return PromText.value(metrics(), family, labels);
+        return PrometheusText.value(metrics(), family, labels);
     }
 
     /** SIGTERM, then SIGKILL after 20 s; returns the exit status. */
     int stop() {
-        process.destroy();
-        if (!waitFor(Duration.ofSeconds(20))) {
-            process.destroyForcibly();
-            waitFor(Duration.ofSeconds(10));
-        }
-        return process.isAlive() ? -1 : process.exitValue();
+        return process.stop(Duration.ofSeconds(20));
     }
 
     /** SIGKILL of the JVM, and wait until it is gone. */
     void kill() {
-        process.destroyForcibly();
-        waitFor(Duration.ofSeconds(10));
+        process.kill();
     }
 
     /** Waits for the exit; -1 when still running after {@code timeout}. */
     int awaitExit(Duration timeout) {
-        return waitFor(timeout) ? process.exitValue() : -1;
+        return process.waitFor(timeout) ? process.exitValue() : -1;
     }
 
     @Override
@@ -199,21 +175,7 @@ final class SatokenProcess implements AutoCloseable {
         }
     }
 
-    private boolean waitFor(Duration d) {
-        try {
-            return process.waitFor(d.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-    }
-
     static void pause(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
+        ManagedProcess.sleep(d);
     }
 }

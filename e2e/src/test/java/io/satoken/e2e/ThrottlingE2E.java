@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.Status;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.agent.testing.KubeletCsiClient;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.common.testing.PrometheusText;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -75,7 +77,7 @@ class ThrottlingE2E {
 
     private static void burst(KubeApiServer server, SatokenProcess agent, KubeletCsiClient kubelet, String namespace)
             throws Exception {
-        double server429Before = PromText.value(ApiServerMetrics.scrape(server), "apiserver_request_total",
+        double server429Before = PrometheusText.value(ApiServerMetrics.scrape(server), "apiserver_request_total",
                 "code=\"429\"");
         NodePods pods = new NodePods(server.adminClient(), namespace, NODE, "app");
         List<CompletableFuture<Path>> published = Collections.synchronizedList(new ArrayList<>());
@@ -108,16 +110,16 @@ class ThrottlingE2E {
             double atAllFiles = agent.metric("satoken_token_requests_total");
             SatokenProcess.pause(FLAT);
             String metrics = agent.metrics();
-            double afterFlat = PromText.value(metrics, "satoken_token_requests_total");
-            double success = PromText.value(metrics, "satoken_token_requests_total", "result=\"success\"");
-            double retryable = PromText.value(metrics, "satoken_token_requests_total", "result=\"retryable\"");
-            double refused = PromText.value(metrics, "satoken_token_requests_total", "result=\"refused\"");
+            double afterFlat = PrometheusText.value(metrics, "satoken_token_requests_total");
+            double success = PrometheusText.value(metrics, "satoken_token_requests_total", "result=\"success\"");
+            double retryable = PrometheusText.value(metrics, "satoken_token_requests_total", "result=\"retryable\"");
+            double refused = PrometheusText.value(metrics, "satoken_token_requests_total", "result=\"refused\"");
             String serverMetrics = ApiServerMetrics.scrape(server);
-            double serverTokens = PromText.value(serverMetrics, "apiserver_request_total",
+            double serverTokens = PrometheusText.value(serverMetrics, "apiserver_request_total",
                     "resource=\"serviceaccounts\"", "subresource=\"token\"", "verb=\"POST\"");
-            double serverToken429 = PromText.value(serverMetrics, "apiserver_request_total",
+            double serverToken429 = PrometheusText.value(serverMetrics, "apiserver_request_total",
                     "resource=\"serviceaccounts\"", "subresource=\"token\"", "verb=\"POST\"", "code=\"429\"");
-            double server429 = PromText.value(serverMetrics, "apiserver_request_total", "code=\"429\"")
+            double server429 = PrometheusText.value(serverMetrics, "apiserver_request_total", "code=\"429\"")
                     - server429Before;
             Map<Status.Code, Integer> retried = kubelet.retriedFailures();
             int retries = retried.values().stream().mapToInt(Integer::intValue).sum();

@@ -33,6 +33,7 @@ import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.openapi.models.V1VolumeMount;
+import io.satoken.agent.testing.KubeletCsiClient;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.RequiresKubeApiServer;

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.runtime.AgentRuntime;
 import io.satoken.agent.testing.ScriptedTokenSource;
+import io.satoken.common.testing.DocumentedMetric;
 import io.satoken.common.testing.PrometheusText;
+import io.satoken.common.testing.ScrapeConventionsContract;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,49 +16,38 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The agent's {@code /metrics} as a freshly built agent serves it (CSI and static mode, before any token or
  * publish), read against Prometheus conventions and against the metrics docs/operations.md documents.
  */
-class AgentScrapeConventionsTest {
-
-    /** A documented metric, its type, and the values its label must show from the first scrape. */
-    record Case(String family, String type, String label, List<String> values) {
-        @Override
-        public String toString() {
-            return family + (label == null ? "" : "{" + label + "}");
-        }
-    }
+class AgentScrapeConventionsTest extends ScrapeConventionsContract {
 
     /** docs/operations.md's table of the agent's metrics. */
-    static final List<Case> DOCUMENTED = List.of(
-            new Case("satoken_token_requests_total", "counter", "result", List.of("refused", "retryable", "success")),
-            new Case("satoken_token_request_duration_seconds", "histogram", null, List.of()),
-            new Case("satoken_token_cache_total", "counter", "result", List.of("hit", "miss")),
-            new Case("satoken_token_refreshes_total", "counter", "result", List.of("failure", "success")),
-            new Case("satoken_file_writes_total", "counter", "result", List.of("failure", "success")),
-            new Case("satoken_projections", "gauge", "state", List.of("failed", "pending", "ready", "refresh_failing")),
-            new Case("satoken_projections_invalid_total", "counter", "source", List.of("config")),
-            new Case("satoken_csi_publish_seconds", "histogram", "result", AgentMetrics.CSI_RESULTS.stream().sorted()
+    static final List<DocumentedMetric> DOCUMENTED = List.of(
+            new DocumentedMetric("satoken_token_requests_total", "counter", "result", List.of("refused", "retryable", "success")),
+            new DocumentedMetric("satoken_token_request_duration_seconds", "histogram", null, List.of()),
+            new DocumentedMetric("satoken_token_cache_total", "counter", "result", List.of("hit", "miss")),
+            new DocumentedMetric("satoken_token_refreshes_total", "counter", "result", List.of("failure", "success")),
+            new DocumentedMetric("satoken_file_writes_total", "counter", "result", List.of("failure", "success")),
+            new DocumentedMetric("satoken_projections", "gauge", "state", List.of("failed", "pending", "ready", "refresh_failing")),
+            new DocumentedMetric("satoken_projections_invalid_total", "counter", "source", List.of("config")),
+            new DocumentedMetric("satoken_csi_publish_seconds", "histogram", "result", AgentMetrics.CSI_RESULTS.stream().sorted()
                     .toList()),
-            new Case("satoken_csi_volumes", "gauge", null, List.of()),
-            new Case("satoken_token_clock_skew_seconds", "gauge", null, List.of()),
-            new Case("satoken_token_clock_skew_total", "counter", null, List.of()),
-            new Case("satoken_events_total", "counter", "result", List.of("created", "failed")),
-            new Case("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")),
-            new Case("satoken_token_not_reread_total", "counter", null, List.of()),
-            new Case("satoken_token_files_not_reread", "gauge", null, List.of()),
-            new Case("satoken_token_expiring_unread_total", "counter", null, List.of()),
-            new Case("satoken_token_files_expiring_unread", "gauge", null, List.of()),
-            new Case("satoken_read_watched_directories", "gauge", null, List.of()));
+            new DocumentedMetric("satoken_csi_volumes", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_token_clock_skew_seconds", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_token_clock_skew_total", "counter", null, List.of()),
+            new DocumentedMetric("satoken_events_total", "counter", "result", List.of("created", "failed")),
+            new DocumentedMetric("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")),
+            new DocumentedMetric("satoken_token_not_reread_total", "counter", null, List.of()),
+            new DocumentedMetric("satoken_token_files_not_reread", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_token_expiring_unread_total", "counter", null, List.of()),
+            new DocumentedMetric("satoken_token_files_expiring_unread", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_read_watched_directories", "gauge", null, List.of()));
 
     private static AgentRuntime agent;
     private static PrometheusText scrape;
@@ -77,36 +68,20 @@ class AgentScrapeConventionsTest {
         agent.close();
     }
 
-    static Stream<Case> documented() {
-        return DOCUMENTED.stream();
+    @Override
+    protected PrometheusText scrape() {
+        return scrape;
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("documented")
-    void documentedMetric_isServedFromTheStart_withEveryLabelValue(Case c) {
-        PrometheusText.Family family = scrape.families().get(c.family());
-        assertThat(family).as(c.family()).isNotNull();
-        assertThat(family.type()).isEqualTo(c.type());
-        if (c.label() != null) {
-            assertThat(family.labelValues(c.label())).containsExactlyElementsOf(c.values());
-        }
-    }
-
-    @Test
-    void scrape_keepsPrometheusConventions() {
-        assertThat(scrape.violations()).isEmpty();
-    }
-
-    @Test
-    void micrometersOwnProcessFigures_areReplacedByTheStandardSet() {
-        assertThat(scrape.families()).doesNotContainKeys("process_cpu_time_ns_total", "process_cpu_usage",
-                "process_uptime_seconds");
+    @Override
+    protected List<DocumentedMetric> documented() {
+        return DOCUMENTED;
     }
 
     /** Every satoken_ family the agent serves is in docs/operations.md's table: nothing undocumented. */
     @Test
     void everyServedSatokenMetric_isDocumented() {
-        List<String> documented = DOCUMENTED.stream().map(Case::family).toList();
+        List<String> documented = DOCUMENTED.stream().map(DocumentedMetric::family).toList();
         assertThat(scrape.families().keySet().stream().filter(n -> n.startsWith("satoken_"))
                 .filter(n -> !n.endsWith("_max"))).isSubsetOf(documented);
     }

@@ -1,6 +1,7 @@
 package io.satoken.common.testing;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,6 +67,29 @@ public record PrometheusText(Map<String, Family> families) {
         type.forEach((name, t) -> families.put(name, new Family(name, t, help.getOrDefault(name, ""),
                 List.copyOf(samples.get(name)))));
         return new PrometheusText(families);
+    }
+
+    /**
+     * The sum of the samples named {@code name} whose labels contain every one of {@code labels}
+     * ({@code result="failure"}); 0 when there are none, as for a counter never incremented. Reads the text
+     * line by line, so it also takes a scrape without # TYPE lines.
+     */
+    public static double value(String text, String name, String... labels) {
+        double sum = 0;
+        for (String line : text.split("\n")) {
+            if (line.startsWith("#") || !line.startsWith(name)) {
+                continue;
+            }
+            String rest = line.substring(name.length());
+            if (!rest.startsWith("{") && !rest.startsWith(" ")) {
+                continue; // another name with this one as prefix
+            }
+            String labelPart = rest.startsWith("{") ? rest.substring(0, rest.indexOf('}') + 1) : "";
+            if (Arrays.stream(labels).allMatch(labelPart::contains)) {
+                sum += Double.parseDouble(rest.substring(rest.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
     }
 
     private static String familyOf(String sample, Map<String, String> types) {

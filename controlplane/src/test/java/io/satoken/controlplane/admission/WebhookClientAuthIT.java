@@ -16,6 +16,7 @@ import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
+import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -60,30 +61,8 @@ class WebhookClientAuthIT {
         unnamed = webhook(ServingCertificate.load(serving.cert(), serving.key(), ca.cert()), deny, unnamedRegistry);
 
         // the user's name is the host:port the webhook configuration's url names
-        Path kubeconfig = Files.writeString(dir.resolve("webhook-kubeconfig.yaml"), """
-                apiVersion: v1
-                kind: Config
-                users:
-                  - name: "127.0.0.1:%d"
-                    user:
-                      client-certificate: %s
-                      client-key: %s
-                """.formatted(named.address().getPort(), apiserver.cert(), apiserver.key()));
-        Path admission = Files.writeString(dir.resolve("admission-config.yaml"), """
-                apiVersion: apiserver.config.k8s.io/v1
-                kind: AdmissionConfiguration
-                plugins:
-                  - name: ValidatingAdmissionWebhook
-                    configuration:
-                      apiVersion: apiserver.config.k8s.io/v1
-                      kind: WebhookAdmissionConfiguration
-                      kubeConfigFile: %1$s
-                  - name: MutatingAdmissionWebhook
-                    configuration:
-                      apiVersion: apiserver.config.k8s.io/v1
-                      kind: WebhookAdmissionConfiguration
-                      kubeConfigFile: %1$s
-                """.formatted(kubeconfig));
+        Path admission = ApiServerClientCertificate.admissionConfiguration(dir,
+                "127.0.0.1:" + named.address().getPort(), apiserver);
         server = KubeApiServer.builder().flag("--admission-control-config-file", admission.toString()).build().start();
         ApiClient client = server.adminClient();
         admin = new CoreV1Api(client);

@@ -2,48 +2,39 @@ package io.satoken.controlplane.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.satoken.common.testing.DocumentedMetric;
 import io.satoken.common.testing.PrometheusText;
+import io.satoken.common.testing.ScrapeConventionsContract;
 import io.satoken.controlplane.testing.ControlplaneScrape;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The control plane's {@code /metrics} as a process with every controller and both webhooks serves it before
  * it has led or answered anything, read against Prometheus conventions and the metrics docs/operations.md documents.
  */
-class ControlplaneScrapeConventionsTest {
-
-    /** A documented metric, its type, and the values its label must show from the first scrape. */
-    record Case(String family, String type, String label, List<String> values) {
-        @Override
-        public String toString() {
-            return family + (label == null ? "" : "{" + label + "}");
-        }
-    }
+class ControlplaneScrapeConventionsTest extends ScrapeConventionsContract {
 
     private static final List<String> LOOPS = List.of("aggregation", "root-ca", "serviceaccounts",
             "tokens-secrets", "tokens-serviceaccounts");
     private static final List<String> PATHS = List.of("/mutate/pods", "/validate/serviceaccount-token", "other");
 
     /** docs/operations.md's metrics of the control plane; those of the aggregation controller appear once it runs. */
-    static final List<Case> DOCUMENTED = List.of(
-            new Case("satoken_controlplane_leader", "gauge", null, List.of()),
-            new Case("satoken_controller_reconcile_seconds", "histogram", "controller", LOOPS),
-            new Case("satoken_controller_reconcile_seconds", "histogram", "result", List.of("done", "retry")),
-            new Case("satoken_controller_queue_depth", "gauge", "controller", LOOPS),
-            new Case("satoken_controller_dropped_keys_total", "counter", "controller", LOOPS),
-            new Case("satoken_webhook_requests_total", "counter", "path", PATHS),
-            new Case("satoken_webhook_requests_total", "counter", "result", List.of("allowed", "denied", "error",
+    static final List<DocumentedMetric> DOCUMENTED = List.of(
+            new DocumentedMetric("satoken_controlplane_leader", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_controller_reconcile_seconds", "histogram", "controller", LOOPS),
+            new DocumentedMetric("satoken_controller_reconcile_seconds", "histogram", "result", List.of("done", "retry")),
+            new DocumentedMetric("satoken_controller_queue_depth", "gauge", "controller", LOOPS),
+            new DocumentedMetric("satoken_controller_dropped_keys_total", "counter", "controller", LOOPS),
+            new DocumentedMetric("satoken_webhook_requests_total", "counter", "path", PATHS),
+            new DocumentedMetric("satoken_webhook_requests_total", "counter", "result", List.of("allowed", "denied", "error",
                     "invalid", "overloaded", "patched", "timeout")),
-            new Case("satoken_webhook_request_duration_seconds", "histogram", "path", PATHS),
-            new Case("satoken_webhook_certificate_expiry_timestamp_seconds", "gauge", null, List.of()),
-            new Case("satoken_webhook_certificate_reloads_total", "counter", null, List.of()));
+            new DocumentedMetric("satoken_webhook_request_duration_seconds", "histogram", "path", PATHS),
+            new DocumentedMetric("satoken_webhook_certificate_expiry_timestamp_seconds", "gauge", null, List.of()),
+            new DocumentedMetric("satoken_webhook_certificate_reloads_total", "counter", null, List.of()));
 
     private static PrometheusText scrape;
     private static String text;
@@ -54,24 +45,14 @@ class ControlplaneScrapeConventionsTest {
         scrape = PrometheusText.parse(text);
     }
 
-    static Stream<Case> documented() {
-        return DOCUMENTED.stream();
+    @Override
+    protected PrometheusText scrape() {
+        return scrape;
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("documented")
-    void documentedMetric_isServedFromTheStart_withEveryLabelValue(Case c) {
-        PrometheusText.Family family = scrape.families().get(c.family());
-        assertThat(family).as(c.family()).isNotNull();
-        assertThat(family.type()).isEqualTo(c.type());
-        if (c.label() != null) {
-            assertThat(family.labelValues(c.label())).containsExactlyElementsOf(c.values());
-        }
-    }
-
-    @Test
-    void scrape_keepsPrometheusConventions() {
-        assertThat(scrape.violations()).isEmpty();
+    @Override
+    protected List<DocumentedMetric> documented() {
+        return DOCUMENTED;
     }
 
     @Test
@@ -79,11 +60,5 @@ class ControlplaneScrapeConventionsTest {
         assertThat(text).contains("satoken_webhook_requests_total{path=\"/mutate/pods\",result=\"patched\"} 0.0")
                 .doesNotContain("path=\"/validate/serviceaccount-token\",result=\"patched\"")
                 .doesNotContain("path=\"other\",result=\"allowed\"");
-    }
-
-    @Test
-    void micrometersOwnProcessFigures_areReplacedByTheStandardSet() {
-        assertThat(scrape.families()).doesNotContainKeys("process_cpu_time_ns_total", "process_cpu_usage",
-                "process_uptime_seconds");
     }
 }

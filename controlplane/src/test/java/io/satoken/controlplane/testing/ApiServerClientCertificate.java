@@ -30,16 +30,25 @@ public record ApiServerClientCertificate(TestCertificates.Authority ca, TestCert
         Files.createDirectories(dir);
         TestCertificates.Authority ca = TestCertificates.authority(dir.resolve("client-ca"), "satoken-webhook-clients");
         TestCertificates.Pair apiServer = TestCertificates.client(dir.resolve("apiserver"), COMMON_NAME, ca);
+        Path admission = admissionConfiguration(dir, "*", apiServer);
+        return new ApiServerClientCertificate(ca, apiServer, admission);
+    }
+
+    /**
+     * Writes a kubeconfig presenting {@code apiServer} to the webhooks whose host:port is {@code user} ({@code "*"}:
+     * every webhook) and the AdmissionConfiguration naming it for both webhook plugins; returns the latter.
+     */
+    public static Path admissionConfiguration(Path dir, String user, TestCertificates.Pair apiServer) throws Exception {
         Path kubeconfig = Files.writeString(dir.resolve("webhook-kubeconfig.yaml"), """
                 apiVersion: v1
                 kind: Config
                 users:
-                  - name: "*"
+                  - name: "%s"
                     user:
                       client-certificate: %s
                       client-key: %s
-                """.formatted(apiServer.cert(), apiServer.key()));
-        Path admission = Files.writeString(dir.resolve("admission-configuration.yaml"), """
+                """.formatted(user, apiServer.cert(), apiServer.key()));
+        return Files.writeString(dir.resolve("admission-configuration.yaml"), """
                 apiVersion: apiserver.config.k8s.io/v1
                 kind: AdmissionConfiguration
                 plugins:
@@ -54,7 +63,6 @@ public record ApiServerClientCertificate(TestCertificates.Authority ca, TestCert
                       kind: WebhookAdmissionConfiguration
                       kubeConfigFile: %1$s
                 """.formatted(kubeconfig));
-        return new ApiServerClientCertificate(ca, apiServer, admission);
     }
 
     /** {@code builder} with the AdmissionConfiguration, so that the API server presents the certificate. */

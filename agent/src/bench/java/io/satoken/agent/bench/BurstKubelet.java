@@ -1,20 +1,12 @@
 package io.satoken.agent.bench;
 
-import io.grpc.CallOptions;
 import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.grpc.stub.ClientCalls;
-import io.grpc.stub.StreamObserver;
-import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.csi.CsiMethods;
@@ -25,21 +17,17 @@ import io.satoken.agent.csi.wire.NodeGetInfoRequest;
 import io.satoken.agent.csi.wire.NodePublishVolumeRequest;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.RegistrationStatus;
-import io.satoken.agent.csi.wire.VolumeCapability;
+import io.satoken.agent.testing.KubeletCsiClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
@@ -187,28 +175,13 @@ final class BurstKubelet implements AutoCloseable {
 
     /** One SetUpAt: the volume's directory, two NodeGetCapabilities, NodePublishVolume; see the class comment. */
     private CompletableFuture<Long> setUp(V1Pod pod, V1Volume volume) {
-        V1CSIVolumeSource source = volume.getCsi();
         Path target = targetPath(pod, volume.getName());
         try {
             createKubeletDirs(target.getParent());
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);
         }
-        Map<String, String> context = new TreeMap<>();
-        if (source.getVolumeAttributes() != null) {
-            context.putAll(source.getVolumeAttributes());
-        }
-        context.putAll(podInfo(pod));
-        NodePublishVolumeRequest request = NodePublishVolumeRequest.newBuilder()
-                .setVolumeId(volumeId(pod.getMetadata().getUid(), volume.getName()))
-                .setTargetPath(target.toString())
-                .setVolumeCapability(VolumeCapability.newBuilder()
-                        .setMount(VolumeCapability.MountVolume.getDefaultInstance())
-                        .setAccessMode(VolumeCapability.AccessMode.newBuilder()
-                                .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)))
-                .setReadonly(Boolean.TRUE.equals(source.getReadOnly()))
-                .putAllVolumeContext(context)
-                .build();
+        NodePublishVolumeRequest request = KubeletCsiClient.publishRequest(pod, volume, target);
         Deadline deadline = Deadline.after(CSI_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         return capabilities(deadline)
                 .thenCompose(fsGroupCheck -> capabilities(deadline))
@@ -241,55 +214,8 @@ final class BurstKubelet implements AutoCloseable {
     /** One unary call on a connection of its own, closed once answered, as the kubelet's CSI client makes them. */
     private <Q, R> CompletableFuture<R> call(Path socket, MethodDescriptor<Q, R> method, Q request, Deadline deadline) {
         connections.incrementAndGet();
-        ManagedChannel channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                .channelType(EpollDomainSocketChannel.class)
-                .eventLoopGroup(loop)
-                .usePlaintext()
-                .overrideAuthority("localhost") // what Go's gRPC, and so the kubelet, sends on a unix socket
-                .withOption(ChannelOption.SO_KEEPALIVE, null) // gRPC's TCP default; a unix socket has none
-                .build();
-        CompletableFuture<R> result = new CompletableFuture<>();
-        ClientCalls.asyncUnaryCall(channel.newCall(method, CallOptions.DEFAULT.withDeadline(deadline)), request,
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(R value) {
-                        result.complete(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        result.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        if (!result.isDone()) {
-                            result.completeExceptionally(Status.INTERNAL.withDescription("no answer").asRuntimeException());
-                        }
-                    }
-                });
-        return result.whenComplete((r, e) -> channel.shutdown());
-    }
-
-    /** What a CSIDriver with podInfoOnMount: true has the kubelet add to an inline volume's attributes. */
-    private static Map<String, String> podInfo(V1Pod pod) {
-        String serviceAccount = pod.getSpec().getServiceAccountName();
-        return Map.of(
-                "csi.storage.k8s.io/pod.name", pod.getMetadata().getName(),
-                "csi.storage.k8s.io/pod.namespace", pod.getMetadata().getNamespace(),
-                "csi.storage.k8s.io/pod.uid", pod.getMetadata().getUid(),
-                "csi.storage.k8s.io/serviceAccount.name", serviceAccount == null ? "" : serviceAccount,
-                "csi.storage.k8s.io/ephemeral", "true");
-    }
-
-    /** The kubelet's id of an inline CSI volume: {@code csi-} and the hex SHA-256 of the pod's uid and the volume's name. */
-    static String volumeId(String podUid, String volumeName) {
-        try {
-            byte[] hash = MessageDigest.getInstance("SHA-256").digest((podUid + volumeName).getBytes(StandardCharsets.UTF_8));
-            return "csi-" + HexFormat.of().formatHex(hash);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        ManagedChannel channel = KubeletCsiClient.channel(socket, loop);
+        return KubeletCsiClient.call(channel, method, request, deadline).whenComplete((r, e) -> channel.shutdown());
     }
 
     /** The kubelet creates a volume's directory, and the pod's above it, 0750 before it publishes. */

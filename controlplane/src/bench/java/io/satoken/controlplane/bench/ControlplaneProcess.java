@@ -1,5 +1,7 @@
 package io.satoken.controlplane.bench;
 
+import io.satoken.common.testing.ManagedProcess;
+import io.satoken.common.testing.PrometheusText;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -8,11 +10,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -58,21 +60,10 @@ final class ControlplaneProcess {
      * {@code metrics}; fails at once when the process exits.
      */
     static void awaitReady(HttpClient http, int port, Process p, String... metrics) throws Exception {
-        for (int i = 0; i < 600; i++) {
-            if (!p.isAlive()) {
-                throw new IllegalStateException("control plane exited: " + p.exitValue());
-            }
-            try {
-                if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
-                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200 && names(metrics(http, port), metrics)) {
-                    return;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(100);
-        }
-        throw new IllegalStateException("control plane not ready after 60 s");
+        ManagedProcess.of("control plane", p, null).awaitReady("/readyz 200 and " + List.of(metrics) + " on /metrics",
+                () -> http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
+                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200 && names(metrics(http, port), metrics),
+                Duration.ofSeconds(60));
     }
 
     private static boolean names(String scrape, String... metrics) {
@@ -92,11 +83,10 @@ final class ControlplaneProcess {
     /** Its satoken_api_requests_total by "VERB CODE". */
     static Map<String, Double> apiRequests(HttpClient http, int port) throws IOException, InterruptedException {
         Map<String, Double> out = new TreeMap<>();
-        metrics(http, port).lines().filter(l -> l.startsWith("satoken_api_requests_total{")).forEach(l -> {
-            String verb = l.replaceAll(".*verb=\"([A-Z]+)\".*", "$1");
-            String code = l.replaceAll(".*code=\"([^\"]+)\".*", "$1");
-            out.merge(verb + " " + code, Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)), Double::sum);
-        });
+        PrometheusText.Family family = PrometheusText.parse(metrics(http, port)).families().get("satoken_api_requests_total");
+        for (PrometheusText.Sample s : family == null ? List.<PrometheusText.Sample>of() : family.samples()) {
+            out.merge(s.labels().get("verb") + " " + s.labels().get("code"), Double.parseDouble(s.value()), Double::sum);
+        }
         return out;
     }
 
@@ -110,15 +100,13 @@ final class ControlplaneProcess {
 
     /** Heap in use, all pools (jvm_memory_used_bytes, area heap), in bytes. */
     static double heap(HttpClient http, int port) throws IOException, InterruptedException {
-        return metrics(http, port).lines()
-                .filter(l -> l.startsWith("jvm_memory_used_bytes{") && l.contains("area=\"heap\""))
-                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+        return PrometheusText.value(metrics(http, port), "jvm_memory_used_bytes", "area=\"heap\"");
     }
 
     /** SIGTERM, and up to 10 s for the exit; then what its log says ({@link #logWarnings}). */
     static String stop(Process cp, Path log) throws IOException, InterruptedException {
         cp.destroy();
-        cp.waitFor(10, TimeUnit.SECONDS);
+        ManagedProcess.of("control plane", cp, log).waitFor(Duration.ofSeconds(10));
         return logWarnings(log);
     }
 

@@ -1,6 +1,7 @@
-package io.satoken.e2e;
+package io.satoken.agent.testing;
 
 import io.grpc.CallOptions;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -72,16 +73,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  * Every call has the kubelet's 2 min deadline. {@link #close()} also unmounts whatever is still mounted under
  * the kubelet directory (a stopped agent leaves its tmpfs mounts for the next one to adopt), so the test's
- * temporary directory can be deleted; tests that publish are marked {@link RequiresMounts}.
+ * temporary directory can be deleted; tests that publish are marked {@code RequiresMounts}.
  */
-final class KubeletCsiClient implements AutoCloseable {
+public final class KubeletCsiClient implements AutoCloseable {
 
-    static final String DRIVER = CsiServer.DRIVER;
+    public static final String DRIVER = CsiServer.DRIVER;
     /** The kubelet's csiTimeout for each CSI call. */
-    static final Duration CALL_TIMEOUT = Duration.ofMinutes(2);
+    public static final Duration CALL_TIMEOUT = Duration.ofMinutes(2);
     /** The kubelet's exponential backoff for a volume operation that failed. */
-    static final Duration FIRST_RETRY = Duration.ofMillis(500);
-    static final Duration MAX_RETRY = Duration.ofSeconds(122);
+    public static final Duration FIRST_RETRY = Duration.ofMillis(500);
+    public static final Duration MAX_RETRY = Duration.ofSeconds(122);
     /** sun_path holds 108 bytes with the terminating NUL. */
     private static final int MAX_SOCKET_PATH = 107;
 
@@ -98,11 +99,19 @@ final class KubeletCsiClient implements AutoCloseable {
         this.retries = retries;
     }
 
+    /** The agent process serving the kubelet directory, as {@link #register} watches it. */
+    public interface PluginProcess {
+        boolean isAlive();
+
+        /** Why it stopped, with its log's last lines. */
+        String exitReport();
+    }
+
     /** What the agent said when it registered. */
-    record Registration(String name, String endpoint, List<String> versions, String nodeId) {}
+    public record Registration(String name, String endpoint, List<String> versions, String nodeId) {}
 
     /** A client for the agent serving the kubelet directory {@code kubeletDir}; it connects on the first call. */
-    static KubeletCsiClient open(Path kubeletDir) {
+    public static KubeletCsiClient open(Path kubeletDir) {
         Path dir = kubeletDir.toAbsolutePath().normalize();
         for (Path socket : List.of(CsiServer.socketPath(dir), registrationSocket(dir))) {
             if (socket.toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
@@ -122,7 +131,7 @@ final class KubeletCsiClient implements AutoCloseable {
      *
      * @param agent the agent process serving this directory; waiting stops at once if it exits
      */
-    Registration register(SatokenProcess agent, Duration timeout) throws IOException {
+    public Registration register(PluginProcess agent, Duration timeout) throws IOException {
         Path socket = registrationSocket(kubeletDir);
         Instant deadline = Instant.now().plus(timeout);
         ManagedChannel registration = channel(socket, loop);
@@ -139,14 +148,13 @@ final class KubeletCsiClient implements AutoCloseable {
                 }
                 if (info == null) {
                     if (!agent.isAlive()) {
-                        throw new AssertionError(agent.name() + " exited before it registered; log " + agent.log()
-                                + ":\n" + agent.tail());
+                        throw new AssertionError(agent.exitReport());
                     }
                     if (Instant.now().isAfter(deadline)) {
                         throw new IOException("no registration socket answered at " + socket + " within "
                                 + timeout.toSeconds() + " s");
                     }
-                    SatokenProcess.pause(Duration.ofMillis(50));
+                    pause(Duration.ofMillis(50));
                 }
             }
             String refused = !"CSIPlugin".equals(info.getType()) ? "type " + info.getType() + ", not CSIPlugin"
@@ -172,7 +180,7 @@ final class KubeletCsiClient implements AutoCloseable {
     }
 
     /** An inline volume of the agent's driver, read-only, with these attributes: what a pod spec would hold. */
-    static V1Volume volume(String name, Map<String, String> attributes) {
+    public static V1Volume volume(String name, Map<String, String> attributes) {
         return new V1Volume().name(name).csi(new V1CSIVolumeSource().driver(DRIVER).readOnly(true)
                 .volumeAttributes(attributes));
     }
@@ -183,7 +191,7 @@ final class KubeletCsiClient implements AutoCloseable {
      * @return the target path, where the files are once this returns
      * @throws StatusRuntimeException the agent's answer when it is not OK
      */
-    Path publish(V1Pod pod, V1Volume volume) {
+    public Path publish(V1Pod pod, V1Volume volume) {
         try {
             return publishAsync(pod, volume).join();
         } catch (CompletionException e) {
@@ -195,12 +203,12 @@ final class KubeletCsiClient implements AutoCloseable {
     }
 
     /** {@link #publish(V1Pod, V1Volume)} of {@code volume(volumeName, attributes)}. */
-    Path publish(V1Pod pod, String volumeName, Map<String, String> attributes) {
+    public Path publish(V1Pod pod, String volumeName, Map<String, String> attributes) {
         return publish(pod, volume(volumeName, attributes));
     }
 
     /** One NodePublishVolume, not waited for; completes with the target path or the agent's error status. */
-    CompletableFuture<Path> publishAsync(V1Pod pod, V1Volume volume) {
+    public CompletableFuture<Path> publishAsync(V1Pod pod, V1Volume volume) {
         V1CSIVolumeSource source = volume.getCsi();
         if (source == null || !DRIVER.equals(source.getDriver())) {
             throw new IllegalArgumentException("volume " + volume.getName() + " is not a CSI volume of " + DRIVER
@@ -212,12 +220,22 @@ final class KubeletCsiClient implements AutoCloseable {
         } catch (IOException e) {
             return CompletableFuture.failedFuture(new UncheckedIOException(e));
         }
+        NodePublishVolumeRequest request = publishRequest(pod, volume, target);
+        return call(csi, CsiMethods.NODE_PUBLISH_VOLUME, request, CALL_TIMEOUT).thenApply(answer -> target);
+    }
+
+    /**
+     * The NodePublishVolume the kubelet sends for {@code volume} of {@code pod} at {@code target}: its volume
+     * id, a mount capability, and the volume's attributes with the pod info written over them.
+     */
+    public static NodePublishVolumeRequest publishRequest(V1Pod pod, V1Volume volume, Path target) {
+        V1CSIVolumeSource source = volume.getCsi();
         Map<String, String> context = new TreeMap<>();
         if (source.getVolumeAttributes() != null) {
             context.putAll(source.getVolumeAttributes());
         }
         context.putAll(podInfo(pod));
-        NodePublishVolumeRequest request = NodePublishVolumeRequest.newBuilder()
+        return NodePublishVolumeRequest.newBuilder()
                 .setVolumeId(volumeId(pod.getMetadata().getUid(), volume.getName()))
                 .setTargetPath(target.toString())
                 .setVolumeCapability(VolumeCapability.newBuilder()
@@ -227,34 +245,33 @@ final class KubeletCsiClient implements AutoCloseable {
                 .setReadonly(Boolean.TRUE.equals(source.getReadOnly()))
                 .putAllVolumeContext(context)
                 .build();
-        return call(csi, CsiMethods.NODE_PUBLISH_VOLUME, request, CALL_TIMEOUT).thenApply(answer -> target);
     }
 
     /**
      * Publishes as the kubelet does until it succeeds: after a failure or a timeout, again after the
      * kubelet's backoff, until {@code giveUp}; the future fails with the last error after that.
      */
-    CompletableFuture<Path> publishUntilDone(V1Pod pod, V1Volume volume, Instant giveUp) {
+    public CompletableFuture<Path> publishUntilDone(V1Pod pod, V1Volume volume, Instant giveUp) {
         CompletableFuture<Path> done = new CompletableFuture<>();
         attempt(pod, volume, giveUp, FIRST_RETRY, done);
         return done;
     }
 
     /** NodeUnpublishVolume of the pod's volume, as on the pod's deletion. */
-    void unpublish(V1Pod pod, String volumeName) {
+    public void unpublish(V1Pod pod, String volumeName) {
         await(call(csi, CsiMethods.NODE_UNPUBLISH_VOLUME, NodeUnpublishVolumeRequest.newBuilder()
                 .setVolumeId(volumeId(pod.getMetadata().getUid(), volumeName))
                 .setTargetPath(targetPath(pod, volumeName).toString()).build(), CALL_TIMEOUT));
     }
 
     /** {@code <kubeletDir>/pods/<podUID>/volumes/kubernetes.io~csi/<volumeName>/mount}, as the kubelet names it. */
-    Path targetPath(V1Pod pod, String volumeName) {
+    public Path targetPath(V1Pod pod, String volumeName) {
         return kubeletDir.resolve("pods").resolve(pod.getMetadata().getUid()).resolve("volumes")
                 .resolve("kubernetes.io~csi").resolve(volumeName).resolve("mount");
     }
 
     /** The kubelet's id of an inline CSI volume: {@code csi-} and the hex SHA-256 of the pod's uid and the volume's name. */
-    static String volumeId(String podUid, String volumeName) {
+    public static String volumeId(String podUid, String volumeName) {
         try {
             byte[] hash = MessageDigest.getInstance("SHA-256")
                     .digest((podUid + volumeName).getBytes(StandardCharsets.UTF_8));
@@ -265,7 +282,7 @@ final class KubeletCsiClient implements AutoCloseable {
     }
 
     /** How many publishes failed and were tried again, by the agent's status code. */
-    Map<Status.Code, Integer> retriedFailures() {
+    public Map<Status.Code, Integer> retriedFailures() {
         synchronized (failures) {
             Map<Status.Code, Integer> copy = new EnumMap<>(Status.Code.class);
             failures.forEach((code, n) -> copy.put(code, n.get()));
@@ -341,9 +358,14 @@ final class KubeletCsiClient implements AutoCloseable {
 
     private static <Q, R> CompletableFuture<R> call(ManagedChannel channel, MethodDescriptor<Q, R> method, Q request,
             Duration timeout) {
+        return call(channel, method, request, Deadline.after(timeout.toMillis(), TimeUnit.MILLISECONDS));
+    }
+
+    /** One unary call; the future fails with the call's StatusRuntimeException. */
+    public static <Q, R> CompletableFuture<R> call(ManagedChannel channel, MethodDescriptor<Q, R> method, Q request,
+            Deadline deadline) {
         CompletableFuture<R> result = new CompletableFuture<>();
-        ClientCalls.asyncUnaryCall(channel.newCall(method,
-                CallOptions.DEFAULT.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)), request,
+        ClientCalls.asyncUnaryCall(channel.newCall(method, CallOptions.DEFAULT.withDeadline(deadline)), request,
                 new StreamObserver<>() {
                     @Override
                     public void onNext(R value) {
@@ -376,7 +398,8 @@ final class KubeletCsiClient implements AutoCloseable {
         }
     }
 
-    private static ManagedChannel channel(Path socket, EventLoopGroup loop) {
+    /** A plaintext gRPC channel on the unix socket {@code socket}, as the kubelet opens one. */
+    public static ManagedChannel channel(Path socket, EventLoopGroup loop) {
         return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollDomainSocketChannel.class)
                 .eventLoopGroup(loop)
@@ -396,5 +419,14 @@ final class KubeletCsiClient implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    private static void pause(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 }

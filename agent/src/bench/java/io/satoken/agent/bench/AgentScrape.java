@@ -1,40 +1,37 @@
 package io.satoken.agent.bench;
 
+import io.satoken.common.testing.PrometheusText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
 
 /** What the load driver reads from the agent's /metrics: one scrape's figures, and the TokenRequest rate sampler. */
-record AgentScrape(Map<String, Double> values) {
+record AgentScrape(String text) {
 
     static AgentScrape of(String url) throws IOException {
-        Map<String, Double> values = new TreeMap<>();
-        for (String line : httpGet(url).split("\n")) {
-            if (line.isEmpty() || line.startsWith("#")) {
-                continue;
-            }
-            int space = line.lastIndexOf(' ');
-            String name = line.substring(0, space);
-            if (name.startsWith("satoken_") || name.startsWith("jvm_memory_used_bytes")
-                    || name.startsWith("jvm_memory_committed_bytes") || name.startsWith("jvm_threads_live")
-                    || name.startsWith("jvm_gc_pause_seconds_count")) {
-                values.put(name, Double.parseDouble(line.substring(space + 1)));
-            }
-        }
-        return new AgentScrape(values);
+        return new AgentScrape(httpGet(url));
     }
 
-    double sum(String prefix, String... labels) {
-        return values.entrySet().stream()
-                .filter(e -> e.getKey().startsWith(prefix) && Arrays.stream(labels).allMatch(e.getKey()::contains))
-                .mapToDouble(Map.Entry::getValue).sum();
+    /** The sum of the samples of {@code name} (a trailing "{" is ignored) whose labels contain all of {@code labels}. */
+    double sum(String name, String... labels) {
+        return PrometheusText.value(text, name.endsWith("{") ? name.substring(0, name.length() - 1) : name, labels);
+    }
+
+    /** Every sample, keyed by its name and labels as the exposition writes them. */
+    Map<String, Double> values() {
+        Map<String, Double> out = new TreeMap<>();
+        PrometheusText.parse(text).families().values().forEach(f -> f.samples().forEach(sample -> out.put(
+                sample.name() + (sample.labels().isEmpty() ? "" : sample.labels().entrySet().stream()
+                        .map(l -> l.getKey() + "=\"" + l.getValue() + "\"").collect(Collectors.joining(",", "{", "}"))),
+                Double.parseDouble(sample.value()))));
+        return out;
     }
 
     double requests() {
