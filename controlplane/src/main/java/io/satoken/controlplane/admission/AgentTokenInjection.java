@@ -4,6 +4,11 @@ import com.google.gson.JsonObject;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
+import io.satoken.controlplane.admission.view.ContainerView;
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.PodPatch;
+import io.satoken.controlplane.admission.view.PodView;
+import io.satoken.controlplane.admission.view.VolumeView;
 import java.util.Optional;
 
 /**
@@ -23,7 +28,7 @@ import java.util.Optional;
  * refused, so the annotation always says what the pod gets. Applying this to its own output changes
  * nothing (AD-7a), which is what a reinvocation does.
  */
-final class AgentTokenInjection {
+public final class AgentTokenInjection {
 
     static final String VOLUME_NAME = "satoken-agent-tokens";
     /** The agent's CSI driver (agent/deploy's CSIDriver object). */

@@ -2,9 +2,9 @@ package io.satoken.controlplane.cli;
 
 import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.health.HealthServer;
-import io.satoken.controlplane.admission.AdmissionWebhook;
-import io.satoken.controlplane.admission.ServingCertificate;
-import io.satoken.controlplane.admission.WebhookServer;
+import io.satoken.controlplane.webhook.AdmissionWebhook;
+import io.satoken.controlplane.webhook.ServingCertificate;
+import io.satoken.controlplane.webhook.WebhookServer;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;

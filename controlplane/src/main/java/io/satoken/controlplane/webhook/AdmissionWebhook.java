@@ -1,0 +1,216 @@
+package io.satoken.controlplane.webhook;
+
+import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.satoken.controlplane.admission.Admission;
+import io.satoken.controlplane.admission.AgentTokenInjection;
+import io.satoken.controlplane.admission.ApiAudiences;
+import io.satoken.controlplane.admission.NodeTokenRestriction;
+import io.satoken.controlplane.admission.PodFactsLookup;
+import io.satoken.controlplane.admission.PodMutation;
+import io.satoken.controlplane.admission.ServiceAccountAdmission;
+import io.satoken.controlplane.admission.ServiceAccountLookup;
+import io.satoken.controlplane.admission.VolumeNameSuffix;
+import io.satoken.controlplane.kube.Informers;
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admission webhook as the control plane runs it: the server, the paths {@code --webhooks} selects
+ * (any other answers 404), the informer caches they read, and the poll that reloads the serving
+ * certificate. It runs in every replica, leader or not, so the webhook Service can spread the API
+ * server's calls.
+ */
+public final class AdmissionWebhook implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(AdmissionWebhook.class);
+
+    public static final String MUTATE_PODS = "/mutate/pods";
+    public static final String VALIDATE_TOKEN_REQUESTS = "/validate/serviceaccount-token";
+    /** How often the certificate files are checked for changes. */
+    static final Duration CERTIFICATE_POLL = Duration.ofSeconds(10);
+
+    /** {@code --webhooks} names, each with the path it serves. */
+    public static final Map<String, String> WEBHOOKS = Map.of("pods", MUTATE_PODS,
+            "serviceaccount-token", VALIDATE_TOKEN_REQUESTS);
+    /** {@code --webhooks} when not given: every path. */
+    public static final String ALL_WEBHOOKS = "pods,serviceaccount-token";
+
+    /**
+     * The webhook's flags.
+     *
+     * @param webhooks the {@link #WEBHOOKS} names to serve; the other paths answer 404
+     * @param apiAudiences the API server's own audiences (NT-6), or null to read them from the webhook's
+     *     in-cluster token
+     * @throws IllegalArgumentException naming the flag: serviceaccount-token served without an agent
+     *     ServiceAccount (no fail-open), or an empty audience
+     */
+    public record Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
+            String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences) {
+
+        public Settings {
+            webhooks = Set.copyOf(webhooks);
+            apiAudiences = apiAudiences == null ? null : List.copyOf(apiAudiences);
+            if (apiAudiences != null) {
+                checkApiAudiences(apiAudiences);
+            }
+            checkSelection(webhooks, agentServiceAccount);
+        }
+
+        /** Every path, audiences from the in-cluster token. */
+        public Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
+                String agentServiceAccount, WebhookServer.Limits limits) {
+            this(address, certificate, limitSecretReferences, agentServiceAccount, limits,
+                    WEBHOOKS.keySet(), null);
+        }
+    }
+
+    private final Settings settings;
+    private final List<SharedIndexInformer<?>> caches = new ArrayList<>();
+    private final WebhookServer server;
+    private final WebhookMetrics metrics;
+    private ScheduledExecutorService poll;
+
+    /**
+     * Asks {@code informers} for the caches it reads; start them after constructing this.
+     *
+     * @throws IllegalArgumentException when {@code --agent-service-account} is not NAMESPACE/NAME
+     */
+    public AdmissionWebhook(Settings settings, Informers informers, ApiClient client, MeterRegistry registry) {
+        this.settings = settings;
+        Map<String, Admission> paths = new HashMap<>();
+        if (settings.webhooks().contains("pods")) {
+            paths.put(MUTATE_PODS, podMutation(settings, informers, client));
+        }
+        if (settings.webhooks().contains("serviceaccount-token")) {
+            ApiAudiences audiences = settings.apiAudiences() == null
+                    ? ApiAudiences.fromToken(ApiAudiences.IN_CLUSTER_TOKEN) : ApiAudiences.of(settings.apiAudiences());
+            paths.put(VALIDATE_TOKEN_REQUESTS, new NodeTokenRestriction(
+                    NodeTokenRestriction.AgentAccount.parse("--agent-service-account", settings.agentServiceAccount()),
+                    new PodFactsLookup(PodFactsLookup.live(client)), audiences));
+        }
+        this.metrics = new WebhookMetrics(registry, settings.certificate());
+        this.server = new WebhookServer(settings.address(), settings.certificate(), Map.copyOf(paths),
+                settings.limits(), metrics);
+    }
+
+    /** {@code /mutate/pods}, and the informer caches it reads. */
+    private Admission podMutation(Settings settings, Informers informers, ApiClient client) {
+        SharedIndexInformer<V1ServiceAccount> accounts = informers.serviceAccounts();
+        caches.add(accounts);
+        CoreV1Api core = new CoreV1Api(client);
+        ServiceAccountLookup lookup = new ServiceAccountLookup(
+                (namespace, name) -> Optional.ofNullable(accounts.getIndexer().getByKey(namespace + "/" + name)),
+                (namespace, name) -> core.readNamespacedServiceAccount(name, namespace).execute());
+        ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.limitSecretReferences(),
+                new VolumeNameSuffix(new SecureRandom()));
+        return new PodMutation(serviceAccounts, new AgentTokenInjection());
+    }
+
+    /**
+     * Checks an {@code --agent-service-account} value.
+     *
+     * @throws IllegalArgumentException naming the flag and the expected form
+     */
+    public static void checkAgentServiceAccount(String value) {
+        NodeTokenRestriction.AgentAccount.parse("--agent-service-account", value);
+    }
+
+    /**
+     * Checks {@code --api-audiences}: a non-empty list without blank entries.
+     *
+     * @return the list
+     * @throws IllegalArgumentException naming the flag
+     */
+    public static List<String> checkApiAudiences(List<String> apiAudiences) {
+        if (apiAudiences.isEmpty() || apiAudiences.stream().anyMatch(String::isBlank)) {
+            throw new IllegalArgumentException("--api-audiences: expected a comma-separated list of audiences, got "
+                    + apiAudiences);
+        }
+        return apiAudiences;
+    }
+
+    /**
+     * Parses {@code --webhooks}: a comma-separated list of {@link #WEBHOOKS} names.
+     *
+     * @throws IllegalArgumentException naming the flag and the unknown or missing name
+     */
+    public static Set<String> parseWebhooks(String value) {
+        Set<String> names = new TreeSet<>();
+        for (String name : value.split(",", -1)) {
+            String trimmed = name.trim();
+            if (!WEBHOOKS.containsKey(trimmed)) {
+                throw new IllegalArgumentException("--webhooks: unknown webhook \"" + trimmed + "\"; the webhooks are "
+                        + String.join(", ", new TreeSet<>(WEBHOOKS.keySet())));
+            }
+            names.add(trimmed);
+        }
+        return names;
+    }
+
+    /**
+     * No fail-open: serving serviceaccount-token needs the agents' ServiceAccount, without which no token
+     * request could be confined.
+     *
+     * @throws IllegalArgumentException naming both flags
+     */
+    public static void checkSelection(Set<String> webhooks, String agentServiceAccount) {
+        if (webhooks.contains("serviceaccount-token") && agentServiceAccount == null) {
+            throw new IllegalArgumentException("--webhooks serves serviceaccount-token, which needs "
+                    + "--agent-service-account NAMESPACE/NAME (the node agents' ServiceAccount, whose token requests "
+                    + "it confines); give it, or serve only the pod webhook: --webhooks=pods");
+        }
+    }
+
+    /** Binds the port and starts watching the certificate files. */
+    public void start() throws InterruptedException {
+        server.start();
+        if (!settings.certificate().requiresClientCertificates()) {
+            log.warn("the admission webhook on {} accepts reviews from any client that reaches it: no --client-ca-file; "
+                    + "only a NetworkPolicy keeps others out (README, \"Client certificates\")", server.address());
+        }
+        poll = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "satoken-webhook-certificate");
+            thread.setDaemon(true);
+            return thread;
+        });
+        poll.scheduleWithFixedDelay(() -> {
+            if (settings.certificate().reload()) {
+                metrics.reloaded();
+            }
+        }, CERTIFICATE_POLL.toMillis(), CERTIFICATE_POLL.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Ready once the port is bound and every cache it reads has listed. */
+    public boolean ready() {
+        return server.serving() && caches.stream().allMatch(SharedIndexInformer::hasSynced);
+    }
+
+    public InetSocketAddress address() {
+        return server.address();
+    }
+
+    @Override
+    public void close() {
+        if (poll != null) {
+            poll.shutdownNow();
+        }
+        server.close();
+    }
+}
