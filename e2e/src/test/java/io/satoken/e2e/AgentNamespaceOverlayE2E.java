@@ -24,7 +24,7 @@ import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.kubernetes.client.util.Yaml;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import java.nio.charset.StandardCharsets;

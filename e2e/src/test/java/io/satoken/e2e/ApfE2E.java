@@ -36,7 +36,7 @@ import io.satoken.common.kube.KubeClients;
 import io.satoken.common.kube.RateLimiter;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;

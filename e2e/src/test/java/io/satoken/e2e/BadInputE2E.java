@@ -15,7 +15,7 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.PrometheusText;
 import io.satoken.common.testing.RequiresKubeApiServer;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

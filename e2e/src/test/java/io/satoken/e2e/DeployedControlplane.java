@@ -4,7 +4,7 @@ import io.kubernetes.client.openapi.models.V1Deployment;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

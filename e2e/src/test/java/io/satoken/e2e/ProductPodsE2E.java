@@ -22,7 +22,7 @@ import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.util.Yaml;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.testing.MountTable;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import io.satoken.e2e.node.ClusterControllers;

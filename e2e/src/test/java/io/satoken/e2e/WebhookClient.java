@@ -2,7 +2,7 @@ package io.satoken.e2e;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -15,7 +15,7 @@ import io.kubernetes.client.openapi.models.V1PodCondition;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
 import io.satoken.e2e.node.ClusterControllers;

@@ -37,7 +37,7 @@ import io.satoken.agent.testing.KubeletCsiClient;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.MountTable;
 import io.satoken.common.testing.RequiresKubeApiServer;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

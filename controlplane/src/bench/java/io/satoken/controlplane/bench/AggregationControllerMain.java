@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.controller.ControllerMetrics;
-import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.kube.Informers;
 import java.nio.file.Path;
 
 /**

@@ -11,7 +11,7 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.LoadOptions;
 import io.satoken.common.testing.NativeMemory;
 import io.satoken.common.testing.ProcStats;
-import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.tokens.TokensController;
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package io.satoken.controlplane.admission;
 
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+
 /** One webhook path's decision for one request. */
 @FunctionalInterface
 public interface Admission {

@@ -5,6 +5,11 @@ import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
 import java.util.Map;
+import io.satoken.controlplane.admission.view.ContainerView;
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.PodPatch;
+import io.satoken.controlplane.admission.view.PodView;
+import io.satoken.controlplane.admission.view.VolumeView;
 import java.util.Optional;
 import java.util.TreeMap;
 
@@ -27,7 +32,7 @@ import java.util.TreeMap;
  * refused, so the annotation always says what the pod gets. Applying this to its own output changes
  * nothing (AD-7a), which is what a reinvocation does.
  */
-final class AgentTokenInjection {
+public final class AgentTokenInjection {
 
     static final String VOLUME_NAME = "satoken-agent-tokens";
     /** The agent's CSI driver (agent/deploy's CSIDriver object). */

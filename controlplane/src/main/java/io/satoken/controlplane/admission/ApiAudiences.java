@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * volume that asks for no audience.
  */
 @FunctionalInterface
-interface ApiAudiences {
+public interface ApiAudiences {
 
     /** The in-cluster token of the webhook's own pod, which the kubelet requests with no audience. */
     Path IN_CLUSTER_TOKEN = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token");

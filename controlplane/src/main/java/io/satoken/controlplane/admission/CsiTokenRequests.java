@@ -4,6 +4,8 @@ import com.google.gson.JsonObject;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionSpec;
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,7 +1,9 @@
 package io.satoken.controlplane.admission;
 
 import io.kubernetes.client.openapi.ApiException;
-import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.TokenRequestView;
+import io.satoken.controlplane.kube.ApiErrors;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -40,7 +42,7 @@ import java.util.Optional;
  *       the API server has filled in by now (PV-3); when the webhook does not know them, it matches none.</li>
  * </ol>
  */
-final class NodeTokenRestriction implements Admission {
+public final class NodeTokenRestriction implements Admission {
 
     static final String POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name";
     static final String POD_UID_EXTRA = "authentication.kubernetes.io/pod-uid";
@@ -49,13 +51,13 @@ final class NodeTokenRestriction implements Admission {
     private static final String REF = "spec.boundObjectRef";
 
     /** {@code --agent-service-account}: the agents' ServiceAccount. */
-    record AgentAccount(String namespace, String name) {
+    public record AgentAccount(String namespace, String name) {
         String username() {
             return "system:serviceaccount:" + namespace + ":" + name;
         }
 
         /** Parses {@code namespace/name}. */
-        static AgentAccount parse(String flag, String value) {
+        public static AgentAccount parse(String flag, String value) {
             int slash = value.indexOf('/');
             if (slash < 1 || slash == value.length() - 1 || value.indexOf('/', slash + 1) >= 0) {
                 throw new IllegalArgumentException(flag + ": expected NAMESPACE/NAME, got \"" + value + "\"");
@@ -69,7 +71,7 @@ final class NodeTokenRestriction implements Admission {
     private final ApiAudiences apiAudiences;
 
     /** @param agent required: without it there is nothing to confine, and allowing all would fail open */
-    NodeTokenRestriction(AgentAccount agent, PodFactsLookup pods, ApiAudiences apiAudiences) {
+    public NodeTokenRestriction(AgentAccount agent, PodFactsLookup pods, ApiAudiences apiAudiences) {
         this.agent = Objects.requireNonNull(agent, "agent");
         this.pods = Objects.requireNonNull(pods, "pods");
         this.apiAudiences = Objects.requireNonNull(apiAudiences, "apiAudiences");

@@ -6,7 +6,9 @@ import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.Json;
+import io.satoken.controlplane.kube.ApiErrors;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -28,7 +30,7 @@ import java.util.Optional;
  *       TokenRequest, as the API server's own check does.</li>
  * </ul>
  */
-final class PodFactsLookup {
+public final class PodFactsLookup {
 
     /** A live read of one pod; empty when it does not exist. */
     @FunctionalInterface
@@ -40,12 +42,12 @@ final class PodFactsLookup {
     private final Cache<String, PodFacts> requestersByUid = Caffeine.newBuilder()
             .maximumSize(10_000).expireAfterAccess(Duration.ofHours(1)).build();
 
-    PodFactsLookup(Live live) {
+    public PodFactsLookup(Live live) {
         this.live = live;
     }
 
     /** Reads pods with {@code client}, as JSON: a newer API server's pod fields must not break the read. */
-    static Live live(ApiClient client) {
+    public static Live live(ApiClient client) {
         CoreV1Api core = new CoreV1Api(client);
         return (namespace, name) -> {
             JsonObject pod;

@@ -1,5 +1,8 @@
 package io.satoken.controlplane.admission;
 
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.Json;
+import io.satoken.controlplane.admission.view.PodPatch;
 import java.util.Optional;
 
 /**
@@ -12,7 +15,7 @@ public final class PodMutation implements Admission {
     private final ServiceAccountAdmission serviceAccounts;
     private final AgentTokenInjection agentTokens;
 
-    PodMutation(ServiceAccountAdmission serviceAccounts, AgentTokenInjection agentTokens) {
+    public PodMutation(ServiceAccountAdmission serviceAccounts, AgentTokenInjection agentTokens) {
         this.serviceAccounts = serviceAccounts;
         this.agentTokens = agentTokens;
     }

@@ -1,20 +1,24 @@
 package io.satoken.controlplane.admission;
 
 import io.satoken.common.projection.ProjectionAnnotation;
+import io.satoken.controlplane.admission.view.ContainerView;
+import io.satoken.controlplane.admission.view.PodView;
+import io.satoken.controlplane.admission.view.TokenRequestView;
+import io.satoken.controlplane.admission.view.VolumeView;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * What the admission rules read of an AdmissionReview, as the shape {@link ReviewReader} keeps: every member a rule
- * reads (through {@link AdmissionReviews}, {@link PodView}, {@link ContainerView}, {@link VolumeView},
+ * What the admission rules read of an AdmissionReview, as the shape {@code webhook.ReviewReader} keeps: every member a
+ * rule reads (through {@code webhook.AdmissionReviews}, {@link PodView}, {@link ContainerView}, {@link VolumeView},
  * {@link TokenRequestView} and {@link PodMutation}) is named here, and nothing else is kept. The object is read
  * before the review says what it is, so {@code request.object} has the pod's members and the TokenRequest's.
  *
  * <p>A rule that starts reading another member must name it here, or it reads as absent; the rule tests run every
  * case through the reader too ({@code AdmissionFixtures.throughReader}) and fail when a member is missing.
  */
-sealed interface ReviewShape {
+public sealed interface ReviewShape {
 
     /** An object: the members {@code named} are kept in their shapes; the others in {@code others}, or skipped if null. */
     record Members(Map<String, ReviewShape> named, ReviewShape others) implements ReviewShape {
@@ -23,7 +27,7 @@ sealed interface ReviewShape {
         }
 
         /** The shape of member {@code name}, or null when it is skipped. */
-        ReviewShape member(String name) {
+        public ReviewShape member(String name) {
             ReviewShape shape = named.get(name);
             return shape != null ? shape : others;
         }
@@ -71,7 +75,7 @@ sealed interface ReviewShape {
                             AgentTokenInjection.RELOAD_CONTAINER_ANNOTATION, SCALAR)))),
             "spec", spec()));
 
-    /** The review, as {@link AdmissionReviews#read} reads it. */
+    /** The review, as {@code webhook.AdmissionReviews.read} reads it. */
     ReviewShape REVIEW = new Members(Map.of(
             "apiVersion", SCALAR,
             "kind", SCALAR,

@@ -4,7 +4,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.kube.ApiErrors;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

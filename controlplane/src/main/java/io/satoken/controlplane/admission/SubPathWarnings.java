@@ -1,6 +1,10 @@
 package io.satoken.controlplane.admission;
 
 import io.satoken.common.projection.CsiVolumeAttributes;
+import io.satoken.controlplane.admission.view.ContainerView;
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.PodView;
+import io.satoken.controlplane.admission.view.VolumeView;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

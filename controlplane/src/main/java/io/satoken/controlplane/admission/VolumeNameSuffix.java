@@ -7,14 +7,14 @@ import java.util.function.Supplier;
  * The random part of a generated name, as Kubernetes' name generator makes it: five characters from an
  * alphabet without vowels (no accidental words) and without 0, 1 and 3 (no look-alikes).
  */
-final class VolumeNameSuffix implements Supplier<String> {
+public final class VolumeNameSuffix implements Supplier<String> {
 
     static final String ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
     static final int LENGTH = 5;
 
     private final Random random;
 
-    VolumeNameSuffix(Random random) {
+    public VolumeNameSuffix(Random random) {
         this.random = random;
     }
 

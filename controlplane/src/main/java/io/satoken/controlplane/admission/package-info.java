@@ -1,14 +1,17 @@
 /**
- * The HTTPS admission webhook the API server calls; it runs in every replica, leader or not. {@link AdmissionWebhook}
- * assembles it: a {@link WebhookServer} (TLS from a reloaded {@code ServingCertificate}, bounded bodies, a worker
- * pool, deadlines) routes {@code /mutate/pods} to {@code PodMutation}, which applies {@link ServiceAccountAdmission}
- * (kube-apiserver's ServiceAccount plugin, AD-1..AD-11) and then {@code AgentTokenInjection} (a pod's
- * {@code satoken.io/projections} annotation becomes the agent's CSI inline volume; a token volume mounted through
- * {@code subPath} is admitted with a warning, {@code SubPathWarnings}), and
- * {@code /validate/serviceaccount-token} to {@link NodeTokenRestriction}, which confines the node agents'
- * TokenRequests to the pods of their own node (NT-1..NT-6, defined in the README). Pods are read through a typed
- * view of their JSON ({@code PodView}, {@code VolumeView}, {@code ContainerView}) and patched in place by
- * {@code PodPatch}, not as client-java models; an answer is a {@link Verdict}: allowed, patched or denied. It reads
- * ServiceAccounts and Secrets from {@code controller.Informers}; {@code runtime.ControlplaneRuntime} starts it.
+ * The admission rules: what the webhook decides, without the HTTPS server that asks ({@code webhook}) or the JSON
+ * views the rules read a pod through ({@code admission.view}). A path's decision is an {@link Admission}: an
+ * {@link AdmissionRequest} in, a {@link Verdict} out (allowed, patched or denied). {@link PodMutation}
+ * ({@code /mutate/pods}) applies {@link ServiceAccountAdmission} (kube-apiserver's ServiceAccount plugin, AD-1..AD-11,
+ * with {@code ServiceAccountLookup}, {@code MountableSecrets} and the volumes of {@code TokenVolumes}) and then
+ * {@link AgentTokenInjection} (a pod's {@code satoken.io/projections} annotation becomes the agent's CSI inline
+ * volume; a token volume mounted through {@code subPath} is admitted with a warning, {@code SubPathWarnings}).
+ * {@link NodeTokenRestriction} ({@code /validate/serviceaccount-token}) confines the node agents' TokenRequests to
+ * the pods of their own node (NT-1..NT-6, docs/security.md), reading pods live ({@code PodFactsLookup}, what their
+ * volumes ask for: {@code CsiTokenRequests}) and the API server's audiences ({@code ApiAudiences}).
+ * {@link ReviewShape} names every member of a review these rules read; the webhook's reader keeps nothing else.
+ *
+ * <p>Depends on {@code admission.view} and {@code kube} (API errors) only; {@code webhook} depends on it, never the
+ * other way, and nothing here imports a controller.
  */
 package io.satoken.controlplane.admission;

@@ -6,7 +6,7 @@ import static io.satoken.controlplane.controller.Reconciler.Result.RETRY;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.openapi.models.V1PolicyRule;
-import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.controller.DeepCopy;
 import io.satoken.controlplane.controller.Reconciler;
 import java.util.ArrayList;

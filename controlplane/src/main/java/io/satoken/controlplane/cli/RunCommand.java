@@ -11,7 +11,7 @@ import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.common.kube.RateLimiter;
-import io.satoken.controlplane.admission.AdmissionWebhook;
+import io.satoken.controlplane.webhook.AdmissionWebhook;
 import io.satoken.controlplane.jwt.KeyFileException;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;

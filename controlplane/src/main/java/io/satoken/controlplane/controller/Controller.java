@@ -1,5 +1,7 @@
 package io.satoken.controlplane.controller;
 
+import io.satoken.controlplane.kube.Informers;
+
 /**
  * One named controller. Its constructor registers event handlers on {@link Informers}; {@link #start()}
  * runs its workers once the caches have synced.

@@ -12,7 +12,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
-import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.controller.LoopController;
 import java.time.Duration;
 import java.time.InstantSource;

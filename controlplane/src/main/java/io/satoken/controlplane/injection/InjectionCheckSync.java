@@ -10,7 +10,7 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.ProjectionAnnotation;
-import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.controller.Reconciler;
 import java.time.Instant;
 import java.time.InstantSource;

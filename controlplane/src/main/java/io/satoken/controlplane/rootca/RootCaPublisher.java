@@ -8,7 +8,7 @@ import io.kubernetes.client.openapi.models.V1Namespace;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
-import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.controller.LoopController;
 import io.satoken.controlplane.controller.Namespaces;
 import java.nio.charset.StandardCharsets;

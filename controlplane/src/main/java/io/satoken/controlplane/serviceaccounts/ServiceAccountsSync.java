@@ -7,7 +7,7 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.controller.Namespaces;
 import io.satoken.controlplane.controller.Reconciler;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.satoken.controlplane.tokens;
 
 import io.kubernetes.client.openapi.ApiException;
-import io.satoken.controlplane.controller.ApiErrors;
+import io.satoken.controlplane.kube.ApiErrors;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 

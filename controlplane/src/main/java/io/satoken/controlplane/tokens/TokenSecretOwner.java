@@ -1,7 +1,7 @@
 package io.satoken.controlplane.tokens;
 
 import io.kubernetes.client.openapi.models.V1Secret;
-import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.kube.Informers;
 import java.util.Map;
 
 /** Upstream's {@code IsServiceAccountToken}: whether a Secret is a token of a given ServiceAccount. */

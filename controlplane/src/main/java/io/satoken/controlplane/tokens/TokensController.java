@@ -8,7 +8,7 @@ import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
 import io.satoken.controlplane.controller.EventHandlers;
-import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.controller.LoopController;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import java.security.SecureRandom;

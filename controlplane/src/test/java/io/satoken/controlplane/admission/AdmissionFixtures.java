@@ -13,6 +13,8 @@ import io.kubernetes.client.openapi.models.V1LocalObjectReference;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.webhook.AdmissionReviews;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Builders for admission requests, pods as JSON and ServiceAccounts; and the patch applied by a real JSON-Patch library. */
-final class AdmissionFixtures {
+public final class AdmissionFixtures {
 
     static final String NAMESPACE = "ns";
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -32,11 +34,11 @@ final class AdmissionFixtures {
     }
 
     /** JSON written with single quotes, for readable text in tests. */
-    static JsonObject json(String singleQuoted) {
+    public static JsonObject json(String singleQuoted) {
         return JsonParser.parseString(singleQuoted.replace('\'', '"')).getAsJsonObject();
     }
 
-    static JsonNode jackson(String singleQuoted) {
+    public static JsonNode jackson(String singleQuoted) {
         try {
             return MAPPER.readTree(singleQuoted.replace('\'', '"'));
         } catch (java.io.IOException e) {
@@ -45,7 +47,7 @@ final class AdmissionFixtures {
     }
 
     /** A pod named {@code p} in {@value #NAMESPACE} with the given spec (single-quoted JSON). */
-    static JsonObject pod(String spec) {
+    public static JsonObject pod(String spec) {
         return json("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'ns'},'spec':" + spec + "}");
     }
 
@@ -127,7 +129,7 @@ final class AdmissionFixtures {
     }
 
     /** The pod after the verdict's patch, applied by zjsonpatch (RFC 6902). */
-    static JsonNode patched(JsonObject pod, Verdict verdict) {
+    public static JsonNode patched(JsonObject pod, Verdict verdict) {
         try {
             JsonNode original = MAPPER.readTree(pod.toString());
             String patch = verdict instanceof Verdict.Patched patched ? patched.patch() : "[]";
@@ -148,7 +150,7 @@ final class AdmissionFixtures {
         return JsonParser.parseString(node.toString()).getAsJsonObject();
     }
 
-    static V1ServiceAccount account(String name) {
+    public static V1ServiceAccount account(String name) {
         return new V1ServiceAccount().metadata(new V1ObjectMeta().namespace(NAMESPACE).name(name).uid(name + "-uid"));
     }
 
@@ -172,7 +174,7 @@ final class AdmissionFixtures {
     }
 
     /** ServiceAccounts in an informer cache and behind a live GET, counting GETs and recording pauses. */
-    static final class Accounts {
+    public static final class Accounts {
         final Map<String, V1ServiceAccount> cached = new HashMap<>();
         final Map<String, V1ServiceAccount> live = new HashMap<>();
         final List<Duration> pauses = new ArrayList<>();
@@ -181,7 +183,7 @@ final class AdmissionFixtures {
         int liveGets;
         int failLiveWith;
 
-        Accounts cache(V1ServiceAccount account) {
+        public Accounts cache(V1ServiceAccount account) {
             cached.put(account.getMetadata().getName(), account);
             return this;
         }

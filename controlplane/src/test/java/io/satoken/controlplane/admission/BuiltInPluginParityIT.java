@@ -11,6 +11,7 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
+import io.satoken.controlplane.webhook.AdmissionWebhookIT;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

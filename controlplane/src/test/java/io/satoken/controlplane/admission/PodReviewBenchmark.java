@@ -2,7 +2,9 @@ package io.satoken.controlplane.admission;
 
 import static io.satoken.controlplane.admission.AdmissionFixtures.account;
 
+import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.bench.WebhookLoad;
+import io.satoken.controlplane.webhook.AdmissionReviews;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;

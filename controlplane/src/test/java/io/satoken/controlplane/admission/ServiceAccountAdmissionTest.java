@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * with zjsonpatch, and the resulting pod (or the denial) compared with the expected one. Every patched case
  * is admitted a second time on its own output, which must add nothing (AD-7a).
  */
-class ServiceAccountAdmissionTest {
+public class ServiceAccountAdmissionTest {
 
     /** AD-6: the injected volume, written out here independently of the code that builds it. */
     static String projected(String name) {
@@ -311,7 +311,7 @@ class ServiceAccountAdmissionTest {
         }
     }
 
-    static PodMutation mutation(AdmissionFixtures.Accounts accounts, boolean limit) {
+    public static PodMutation mutation(AdmissionFixtures.Accounts accounts, boolean limit) {
         return new PodMutation(new ServiceAccountAdmission(accounts.lookup(), limit, () -> "bcdfg"),
                 new AgentTokenInjection());
     }

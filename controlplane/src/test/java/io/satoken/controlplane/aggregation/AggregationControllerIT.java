@@ -18,7 +18,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.controller.ControllerMetrics;
-import io.satoken.controlplane.controller.Informers;
+import io.satoken.controlplane.kube.Informers;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;

@@ -2,7 +2,7 @@ package io.satoken.controlplane.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;

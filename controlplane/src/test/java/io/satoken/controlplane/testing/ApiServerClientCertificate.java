@@ -1,7 +1,7 @@
 package io.satoken.controlplane.testing;
 
 import io.satoken.common.testing.KubeApiServer;
-import io.satoken.controlplane.admission.TestCertificates;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
 

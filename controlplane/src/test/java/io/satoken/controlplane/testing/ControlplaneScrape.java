@@ -1,11 +1,11 @@
 package io.satoken.controlplane.testing;
 
 import io.kubernetes.client.openapi.ApiClient;
-import io.satoken.controlplane.admission.AdmissionWebhook;
+import io.satoken.controlplane.webhook.AdmissionWebhook;
 import io.satoken.controlplane.admission.ServiceAccountAdmission;
-import io.satoken.controlplane.admission.ServingCertificate;
-import io.satoken.controlplane.admission.TestCertificates;
-import io.satoken.controlplane.admission.WebhookServer;
+import io.satoken.controlplane.webhook.ServingCertificate;
+import io.satoken.controlplane.webhook.TestCertificates;
+import io.satoken.controlplane.webhook.WebhookServer;
 import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.rootca.RootCaPublisher;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
