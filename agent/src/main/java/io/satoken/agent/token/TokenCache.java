@@ -87,6 +87,14 @@ public final class TokenCache {
     }
 
     /**
+     * The token the key's entry holds now, without fetching or refreshing, also while a call for the key is in flight
+     * (the entry keeps its token until the call's result replaces it); empty when there is none or it expired.
+     */
+    public Optional<IssuedToken> current(TokenKey key) {
+        return Optional.ofNullable(tokens.getIfPresent(key)).map(CachedToken::token);
+    }
+
+    /**
      * Puts a token found on disk into the cache (restart adoption) so it is served, not re-minted, until
      * its refresh is due. Refused, returning false, when the token is expired or already due, or when the
      * key has a token or a call in flight. (A call that starts just after this check finds the adopted
