@@ -18,7 +18,7 @@ import io.satoken.agent.reads.ConsumerReads;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshPolicy;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.reload.ContainerProcesses;
 import io.satoken.agent.reload.PidfdSignaller;

@@ -39,14 +39,14 @@ public final class TokenCache {
     private static final Logger log = LoggerFactory.getLogger(TokenCache.class);
 
     private final TokenSource source;
-    private final RefreshTime policy;
+    private final RefreshPolicy policy;
     private final InstantSource clock;
     private final Cache<TokenKey, CachedToken> tokens;
     private final ConcurrentMap<TokenKey, CompletableFuture<CachedToken>> inFlight = new ConcurrentHashMap<>();
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
 
-    public TokenCache(TokenSource source, RefreshTime policy, InstantSource clock) {
+    public TokenCache(TokenSource source, RefreshPolicy policy, InstantSource clock) {
         this.source = Objects.requireNonNull(source, "source");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.clock = Objects.requireNonNull(clock, "clock");
