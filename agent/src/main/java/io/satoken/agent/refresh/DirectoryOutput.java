@@ -26,27 +26,32 @@ final class DirectoryOutput {
     /** Updated under the write lock; concurrent because {@link #complete} reads it without that lock. */
     private final Map<String, IssuedToken> written;
     private final RefreshListener watcher;
-    private final CompletableFuture<Void> firstWrite = new CompletableFuture<>();
+    private final CompletableFuture<Void> firstWrite;
 
     DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, RefreshListener watcher) {
-        this(dir, writer, new ConcurrentHashMap<>(), watcher);
+        this(dir, writer, new ConcurrentHashMap<>(), watcher, new CompletableFuture<>());
     }
 
     private DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, Map<String, IssuedToken> written,
-            RefreshListener watcher) {
+            RefreshListener watcher, CompletableFuture<Void> firstWrite) {
         this.dir = dir;
         this.writer = writer;
         this.written = written;
         this.watcher = watcher;
+        this.firstWrite = firstWrite;
     }
 
     TokenDirectory dir() {
         return dir;
     }
 
-    /** The same writer and record for the directory's new registration, when it is at the same place. */
+    /**
+     * The same writer and record for the directory's new registration, when it is at the same place; a first write
+     * still pending is the new registration's too.
+     */
     DirectoryOutput replacedBy(TokenDirectory next, RefreshListener nextWatcher) {
-        return new DirectoryOutput(next, writer, written, nextWatcher);
+        return new DirectoryOutput(next, writer, written, nextWatcher,
+                firstWrite.isDone() ? new CompletableFuture<>() : firstWrite);
     }
 
     /** Told of this directory's failures, before they reach {@link #firstWrite}. */

@@ -95,7 +95,7 @@ public final class RefreshScheduler implements AutoCloseable {
      * @return completes when every file of the directory has been written once; fails, before that, with the
      *     {@link TokenSourceException} of a fetch that failed, or the {@link FileOwnerException} of a write the node
      *     refused (an owner or group it cannot give). Other write failures are retried and leave it pending. A
-     *     replaced directory's future stays as it was
+     *     directory replaced before its first write shares that first write with its replacement
      */
     public synchronized CompletableFuture<Void> put(TokenDirectory dir, RefreshListener watcher) {
         if (closed) {
@@ -116,7 +116,7 @@ public final class RefreshScheduler implements AutoCloseable {
             state.addDir(dir.name());
             state.schedule(timers, clock.instant(), false, this::attempt);
         }
-        return output.firstWrite();
+        return output.firstWrite().copy(); // the caller's own: completing it leaves the directory's as it is
     }
 
     /** Forgets a directory. Its files stay on disk; tokens no other directory uses are dropped. */
