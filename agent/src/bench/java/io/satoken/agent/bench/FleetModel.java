@@ -4,7 +4,7 @@ import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshPolicy;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.CachedToken;

@@ -3,7 +3,6 @@ package io.satoken.agent.token;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
@@ -260,6 +259,19 @@ class TokenCacheTest {
         assertThat(got).hasSize(1); // the caller still gets its answer
         assertThat(c.peek(KEY)).isEmpty();
         assertThat(c.size()).isZero();
+    }
+
+    @Test
+    void current_isTheCachedTokenWithoutACall_untilItExpires() throws Exception {
+        assertThat(cache.current(KEY)).isEmpty();
+        IssuedToken token = cache.get(KEY).token();
+        clock.set(START.plus(Duration.ofMinutes(50))); // due for a refresh: current still makes no call
+        assertThat(cache.current(KEY)).containsSame(token);
+        clock.set(token.expiresAt()); // TM-7: valid at its expiry
+        assertThat(cache.current(KEY)).containsSame(token);
+        clock.set(token.expiresAt().plusNanos(1));
+        assertThat(cache.current(KEY)).isEmpty();
+        assertThat(source.calls()).isEqualTo(1);
     }
 
     @Test

@@ -1,10 +1,9 @@
-package io.satoken.agent.refresh;
+package io.satoken.agent.token;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.satoken.agent.testing.FixedRandom;
-import io.satoken.agent.token.IssuedToken;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Random;

@@ -1,7 +1,5 @@
-package io.satoken.agent.refresh;
+package io.satoken.agent.token;
 
-import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.token.RefreshTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -28,7 +26,7 @@ import java.util.random.RandomGenerator;
  * node whose tokens were all issued together, as after a restart or a burst of pods, does not refresh
  * them together.
  */
-public final class RefreshPolicy implements RefreshTime {
+public final class RefreshPolicy {
 
     /** TM-C1: a token this old is refreshed whatever its TTL. */
     public static final Duration MAX_AGE = Duration.ofHours(24);
@@ -112,7 +110,6 @@ public final class RefreshPolicy implements RefreshTime {
     }
 
     /** The instant after which this token must be refreshed: its deadline minus a fresh jitter. */
-    @Override
     public Instant refreshAt(IssuedToken token) {
         return deadline(token).minus(drawJitter(token));
     }
