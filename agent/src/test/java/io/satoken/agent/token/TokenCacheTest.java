@@ -169,6 +169,30 @@ class TokenCacheTest {
     }
 
     @Test
+    void adopt_afterARestart_keepsTheRefreshTimeTheTokenWasMintedWith() throws Exception {
+        // A restarted agent (a new cache, a new policy) adopting its tokens from disk refreshes each when the
+        // old process would have: the jitter comes from the token, so none falls due early and is re-minted.
+        AtomicInteger minted = new AtomicInteger();
+        TokenSource source = key -> new IssuedToken("minted-" + minted.incrementAndGet(), clock.instant(),
+                clock.instant().plus(TTL));
+        List<CachedToken> before = new ArrayList<>();
+        TokenCache first = new TokenCache(source, RefreshPolicy.spread(), clock);
+        for (int i = 0; i < 50; i++) {
+            before.add(first.get(new TokenKey("ns", "app" + i, List.of("vault"), 3600, BoundObjectRef.NONE)));
+        }
+        Instant soonest = before.stream().map(CachedToken::refreshAt).min(Instant::compareTo).orElseThrow();
+        clock.set(soonest.minusMillis(1)); // the restart comes just before the first of them falls due
+
+        TokenCache restarted = new TokenCache(source, RefreshPolicy.spread(), clock);
+        for (int i = 0; i < 50; i++) {
+            TokenKey key = new TokenKey("ns", "app" + i, List.of("vault"), 3600, BoundObjectRef.NONE);
+            assertThat(restarted.adopt(key, before.get(i).token())).as("adopted %s", key).isTrue();
+            assertThat(restarted.peek(key).orElseThrow().refreshAt()).isEqualTo(before.get(i).refreshAt());
+        }
+        assertThat(minted).hasValue(50);
+    }
+
+    @Test
     void adopt_refusesExpiredOrDueTokens_andNeverReplacesACachedOne() throws Exception {
         IssuedToken due = new IssuedToken("due", START.minus(Duration.ofMinutes(49)), START.plus(Duration.ofMinutes(11)));
         IssuedToken expired = new IssuedToken("old", START.minus(Duration.ofHours(2)), START.minus(Duration.ofHours(1)));
