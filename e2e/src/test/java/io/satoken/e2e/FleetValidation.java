@@ -110,7 +110,7 @@ public final class FleetValidation {
         String header;
         if (measured == null) {
             measured = out.resolve("measured.csv");
-            header = run(nodes, pods, lifetime, seconds, measured);
+            header = run(nodes, pods, lifetime, seconds, measured, out.resolve("issued.csv"));
             Files.writeString(out.resolve("run.txt"), header, StandardCharsets.UTF_8);
         } else {
             Path runFile = measured.resolveSibling("run.txt");
@@ -129,7 +129,8 @@ public final class FleetValidation {
     }
 
     /** Runs the fleet and writes the TokenRequests the API server received in each second; returns the run's facts. */
-    private static String run(int nodes, int pods, long lifetime, int seconds, Path measuredCsv) throws Exception {
+    private static String run(int nodes, int pods, long lifetime, int seconds, Path measuredCsv, Path issuedCsv)
+            throws Exception {
         Path work = Files.createTempDirectory(Path.of("/tmp"), "sfv-");
         Path auditLog = work.resolve("audit.log");
         Path policy = Files.writeString(work.resolve("audit-policy.yaml"), AUDIT_POLICY);
@@ -205,6 +206,8 @@ public final class FleetValidation {
             Duration toPublished = Duration.between(zero, Instant.now());
             System.out.printf(Locale.ROOT, "fleet: %d volumes published in %.1f s%n", published.size(),
                     toPublished.toMillis() / 1000.0);
+            writeIssued(issuedCsv, published, nodes, pods, zero);
+            double[] startLatency = requestDurations(agents);
             Instant end = zero.plusSeconds(seconds);
             while (Instant.now().isBefore(end)) {
                 SatokenProcess.pause(Duration.ofMillis(Math.min(60_000, Math.max(1, Duration.between(Instant.now(),
@@ -230,6 +233,7 @@ public final class FleetValidation {
                 csv.append(s).append(',').append(perSecond[s]).append('\n');
             }
             Files.writeString(measuredCsv, csv, StandardCharsets.UTF_8);
+            double[] runLatency = requestDurations(agents);
             facts.append(String.format(Locale.ROOT, "Measured: kube-apiserver %s, %d nodes x %d pods (%d tokens of %d s),"
                             + " %d agent processes, from %s for %d s; every volume published %.1f s after time zero."
                             + " TokenRequests by the agents' user in the audit log: %d in the %d s (%d not answered"
@@ -239,6 +243,10 @@ public final class FleetValidation {
                     server.gitVersion(), nodes, pods, nodes * (pods + pods / 2), lifetime, agents.size(), zero, seconds,
                     toPublished.toMillis() / 1000.0, audit[0], seconds, audit[1], audit[2], audit[3], serverCount,
                     serverCreated, audit[4], agentCount));
+            facts.append(String.format(Locale.ROOT, "The agents' satoken_token_request_duration_seconds: %.0f requests"
+                            + " by the end of the start (every volume published), mean %.0f ms; over the run %.0f,"
+                            + " mean %.0f ms.%n", startLatency[0], 1000 * startLatency[1] / startLatency[0],
+                    runLatency[0], 1000 * runLatency[1] / runLatency[0]));
             System.out.print(facts);
         } finally {
             for (SatokenProcess agent : agents) {
@@ -253,6 +261,39 @@ public final class FleetValidation {
             }
         }
         return facts.toString();
+    }
+
+    /**
+     * Each token's first issue, from the agents' own output: the modification time of each volume's token files,
+     * read as soon as every volume is published (a token is written once the API server has answered, and its
+     * first refresh is at least 0.7 lifetimes away). One line per token: {@code node,pod,audience,millis} after
+     * time zero; FleetModel's {@code --issued} runs the agent's refresh code from these instants.
+     */
+    private static void writeIssued(Path csv, List<CompletableFuture<Path>> published, int nodes, int pods,
+            Instant zero) throws Exception {
+        StringBuilder out = new StringBuilder("node,pod,audience,millis\n");
+        for (int n = 0; n < nodes; n++) {
+            for (int p = 0; p < pods; p++) {
+                Path target = published.get(n * pods + p).get();
+                for (String audience : p % 2 == 1 ? List.of("vault", "sts") : List.of("vault")) {
+                    Instant written = Files.getLastModifiedTime(target.resolve(audience)).toInstant();
+                    out.append(n).append(',').append(p).append(',').append(audience).append(',')
+                            .append(Duration.between(zero, written).toMillis()).append('\n');
+                }
+            }
+        }
+        Files.writeString(csv, out, StandardCharsets.UTF_8);
+    }
+
+    /** The agents' TokenRequests so far and their summed duration in seconds, from their request-duration timer. */
+    private static double[] requestDurations(List<SatokenProcess> agents) {
+        double count = 0;
+        double sum = 0;
+        for (SatokenProcess agent : agents) {
+            count += agent.metric("satoken_token_request_duration_seconds_count");
+            sum += agent.metric("satoken_token_request_duration_seconds_sum");
+        }
+        return new double[] {count, sum};
     }
 
     /** FleetModel's pods: a {@code vault} token, and on every other pod an {@code sts} one too, in one volume. */
