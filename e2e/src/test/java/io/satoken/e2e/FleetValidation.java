@@ -261,8 +261,10 @@ public final class FleetValidation {
                     serverCreated, audit[4], agentCount));
             facts.append(String.format(Locale.ROOT, "The agents' satoken_token_request_duration_seconds: %.0f requests"
                             + " by the end of the start (every volume published), mean %.0f ms; over the run %.0f,"
-                            + " mean %.0f ms.%n", startLatency[0], 1000 * startLatency[1] / startLatency[0],
-                    runLatency[0], 1000 * runLatency[1] / runLatency[0]));
+                            + " mean %.0f ms. Their satoken_csi_publish_seconds: %.0f NodePublishVolume calls,"
+                            + " mean %.3f s.%n", startLatency[0], 1000 * startLatency[1] / startLatency[0],
+                    runLatency[0], 1000 * runLatency[1] / runLatency[0], startLatency[2],
+                    startLatency[3] / startLatency[2]));
             System.out.print(facts);
         } finally {
             for (SatokenProcess agent : agents) {
@@ -301,15 +303,22 @@ public final class FleetValidation {
         Files.writeString(csv, out, StandardCharsets.UTF_8);
     }
 
-    /** The agents' TokenRequests so far and their summed duration in seconds, from their request-duration timer. */
+    /**
+     * The agents' TokenRequests so far and their summed duration in seconds (their request-duration timer), and their
+     * NodePublishVolume calls and those calls' summed duration.
+     */
     private static double[] requestDurations(List<SatokenProcess> agents) {
         double count = 0;
         double sum = 0;
+        double publishes = 0;
+        double publishSum = 0;
         for (SatokenProcess agent : agents) {
             count += agent.metric("satoken_token_request_duration_seconds_count");
             sum += agent.metric("satoken_token_request_duration_seconds_sum");
+            publishes += agent.metric("satoken_csi_publish_seconds_count");
+            publishSum += agent.metric("satoken_csi_publish_seconds_sum");
         }
-        return new double[] {count, sum};
+        return new double[] {count, sum, publishes, publishSum};
     }
 
     /** FleetModel's pods: a {@code vault} token, and on every other pod an {@code sts} one too, in one volume. */
