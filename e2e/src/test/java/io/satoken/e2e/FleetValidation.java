@@ -52,7 +52,10 @@ import javax.imageio.ImageIO;
  * satoken-once-mean.csv} for the same fleet, and {@code --model-run FILE} its seed-1 {@code satoken-once.csv})
  * compares the measurement with the model's own start, every TokenRequest answered at once; {@code --replay FILE}
  * and {@code --replay-run FILE} (FleetModel's {@code satoken-replay-mean.csv} and {@code satoken-replay.csv}, run on
- * this run's {@code issued.csv}) with the model's refreshes from the measured start. {@link #compare} says how.
+ * this run's {@code issued.csv}) with the model's refreshes from the measured start; {@code --publish FILE} and
+ * {@code --publish-run FILE} (FleetModel's {@code satoken-once} with {@code --publish-seconds}, the agents' mean
+ * NodePublishVolume duration this run reports) with a start whose volumes each node publishes on the agent's 4
+ * threads. {@link #compare} says how.
  * {@code --measured FILE} compares an earlier run's {@code measured.csv} without running anything. Writes {@code
  * comparison.md} and {@code fleet-validation.png} to {@code --out}.
  *
@@ -93,6 +96,8 @@ public final class FleetValidation {
         Path modelRun = null;
         Path replay = null;
         Path replayRun = null;
+        Path publish = null;
+        Path publishRun = null;
         Path measured = null;
         Path out = Path.of("target/fleet-validation");
         for (int i = 0; i < args.length; i += 2) {
@@ -106,10 +111,13 @@ public final class FleetValidation {
                 case "--model-run" -> modelRun = Path.of(value);
                 case "--replay" -> replay = Path.of(value);
                 case "--replay-run" -> replayRun = Path.of(value);
+                case "--publish" -> publish = Path.of(value);
+                case "--publish-run" -> publishRun = Path.of(value);
                 case "--measured" -> measured = Path.of(value);
                 case "--out" -> out = Path.of(value);
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option; the options are --nodes,"
-                        + " --pods, --lifetime, --seconds, --model, --model-run, --replay, --replay-run, --measured, --out");
+                        + " --pods, --lifetime, --seconds, --model, --model-run, --replay, --replay-run, --publish,"
+                        + " --publish-run, --measured, --out");
             }
         }
         if (lifetime < 600) {
@@ -133,6 +141,10 @@ public final class FleetValidation {
         if (replay != null) {
             models.add(new Model("model, measured start", readCsv(replay, seconds),
                     replayRun == null ? null : readCsv(replayRun, seconds)));
+        }
+        if (publish != null) {
+            models.add(new Model("model, timed publishes", readCsv(publish, seconds),
+                    publishRun == null ? null : readCsv(publishRun, seconds)));
         }
         if (!models.isEmpty()) {
             double[] m = readCsv(measured, seconds);
@@ -583,7 +595,7 @@ public final class FleetValidation {
         int n = m.length;
         g.setColor(Color.BLACK);
         g.drawString(String.format(Locale.ROOT, "TokenRequests per 10 s: %d agents x %d pods (%d tokens of %d s),"
-                + " all published at 0 s; real kube-apiserver vs FleetModel", nodes, pods, nodes * (pods + pods / 2),
+                + " all published at 0 s; real kube-apiserver vs FleetModel (mean of its seeds)", nodes, pods, nodes * (pods + pods / 2),
                 lifetime), left, 20);
         for (int t = 0; t <= 5; t++) {
             int y = (int) (top + plotH - plotH * t / 5);
@@ -607,10 +619,10 @@ public final class FleetValidation {
             double h = Math.min(m[i], yMax) / yMax * plotH;
             g.fillRect((int) (left + i * barW) + 1, (int) (top + plotH - h), Math.max(1, (int) barW - 1), (int) h);
         }
-        Color[] colours = {new Color(0xd6, 0x27, 0x28), new Color(0x2c, 0xa0, 0x2c)};
+        Color[] colours = {new Color(0xd6, 0x27, 0x28), new Color(0x2c, 0xa0, 0x2c), new Color(0xff, 0x7f, 0x0e)};
         g.setStroke(new BasicStroke(2f));
-        StringBuilder first = new StringBuilder("0–60 s by 10 s (bars cut at the axis): measured "
-                + firstMinute(m));
+        List<String> first = new ArrayList<>(List.of("0–60 s by 10 s (cut at the axis)", "measured: "
+                + firstMinute(m)));
         for (int k = 0; k < es.size(); k++) {
             double[] e = es.get(k);
             g.setColor(colours[k % colours.length]);
@@ -621,10 +633,12 @@ public final class FleetValidation {
                 double y2 = top + plotH - Math.min(e[i], yMax) / yMax * plotH;
                 g.drawLine((int) x1, (int) y1, (int) x2, (int) y2);
             }
-            first.append("; ").append(models.get(k).name()).append(' ').append(firstMinute(e));
+            first.add(models.get(k).name().replaceFirst("^model, ", "") + ": " + firstMinute(e));
         }
         g.setColor(Color.BLACK);
-        g.drawString(first.toString(), left + 30, top + 14);
+        for (int i = 0; i < first.size(); i++) {
+            g.drawString(first.get(i), (int) (left + plotW * 0.06), top + 14 + 15 * i);
+        }
         g.drawString("per 10 s", 8, top - 6);
         int legendY = height - 18;
         g.setColor(new Color(0x1f, 0x77, 0xb4, 0xa0));
@@ -632,11 +646,11 @@ public final class FleetValidation {
         g.setColor(Color.BLACK);
         g.drawString("measured: the API server's audit log", left + 20, legendY);
         for (int k = 0; k < models.size(); k++) {
-            int x = left + 260 + k * 300;
+            int x = left + 250 + k * 200;
             g.setColor(colours[k % colours.length]);
             g.drawLine(x, legendY - 5, x + 20, legendY - 5);
             g.setColor(Color.BLACK);
-            g.drawString(models.get(k).name() + " (mean of its seeds)", x + 26, legendY);
+            g.drawString(models.get(k).name(), x + 26, legendY);
         }
         g.dispose();
         ImageIO.write(image, "png", png.toFile());
