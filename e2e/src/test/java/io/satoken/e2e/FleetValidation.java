@@ -52,10 +52,7 @@ import javax.imageio.ImageIO;
  * satoken-once-mean.csv} for the same fleet, and {@code --model-run FILE} its seed-1 {@code satoken-once.csv})
  * compares the measurement with the model's own start, every TokenRequest answered at once; {@code --replay FILE}
  * and {@code --replay-run FILE} (FleetModel's {@code satoken-replay-mean.csv} and {@code satoken-replay.csv}, run on
- * this run's {@code issued.csv}) with the model's refreshes from the measured start; {@code --publish FILE} and
- * {@code --publish-run FILE} (FleetModel's {@code satoken-once} with {@code --publish-seconds}, the agents' mean
- * NodePublishVolume duration this run reports) with a start whose volumes each node publishes on the agent's 4
- * threads. {@link #compare} says how.
+ * this run's {@code issued.csv}) with the model's refreshes from the measured start. {@link #compare} says how.
  * {@code --measured FILE} compares an earlier run's {@code measured.csv} without running anything. Writes {@code
  * comparison.md} and {@code fleet-validation.png} to {@code --out}.
  *
@@ -96,8 +93,6 @@ public final class FleetValidation {
         Path modelRun = null;
         Path replay = null;
         Path replayRun = null;
-        Path publish = null;
-        Path publishRun = null;
         Path measured = null;
         Path out = Path.of("target/fleet-validation");
         for (int i = 0; i < args.length; i += 2) {
@@ -111,13 +106,10 @@ public final class FleetValidation {
                 case "--model-run" -> modelRun = Path.of(value);
                 case "--replay" -> replay = Path.of(value);
                 case "--replay-run" -> replayRun = Path.of(value);
-                case "--publish" -> publish = Path.of(value);
-                case "--publish-run" -> publishRun = Path.of(value);
                 case "--measured" -> measured = Path.of(value);
                 case "--out" -> out = Path.of(value);
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option; the options are --nodes,"
-                        + " --pods, --lifetime, --seconds, --model, --model-run, --replay, --replay-run, --publish,"
-                        + " --publish-run, --measured, --out");
+                        + " --pods, --lifetime, --seconds, --model, --model-run, --replay, --replay-run, --measured, --out");
             }
         }
         if (lifetime < 600) {
@@ -141,10 +133,6 @@ public final class FleetValidation {
         if (replay != null) {
             models.add(new Model("model, measured start", readCsv(replay, seconds),
                     replayRun == null ? null : readCsv(replayRun, seconds)));
-        }
-        if (publish != null) {
-            models.add(new Model("model, timed publishes", readCsv(publish, seconds),
-                    publishRun == null ? null : readCsv(publishRun, seconds)));
         }
         if (!models.isEmpty()) {
             double[] m = readCsv(measured, seconds);

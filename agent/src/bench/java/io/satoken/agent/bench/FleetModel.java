@@ -51,9 +51,7 @@ import java.util.random.RandomGenerator;
  * runs with seeds 1..K (the model's expected histogram, which the real-API validation compares with), {@code
  * --issued FILE} to run only {@code satoken-replay}: the start measured by FleetValidation ({@code issued.csv}, each
  * token's first issue) in place of a simulated one, and the agent's refresh code from there ({@link #replayStart};
- * the fleet's size is the file's), {@code --publish-seconds D} and {@code --publish-threads T} (4) for a start
- * whose volumes are published T at a time per node, each publish taking D seconds ({@link Publish}; default: all
- * at once), {@code --out
+ * the fleet's size is the file's), {@code --out
  * DIR} for {@code <scenario>.csv} (TokenRequests in each second, seed 1), {@code summary.md} and {@code
  * requests.svg}. Each scenario: all pods created at once at hour 0, or in waves (a tenth of each node's pods every 5
  * minutes); in the "once" scenarios a 10-minute API outage at 24 h 42 min and a fleet-wide restart of every agent at
@@ -95,21 +93,6 @@ public final class FleetModel {
             new Scenario("kubelet-once", Rule.KUBELET, false, true),
             new Scenario("satoken-waves", Rule.SATOKEN, true, false),
             new Scenario("kubelet-waves", Rule.KUBELET, true, false));
-
-    /**
-     * The node's side of a start: each node publishes its new pods' volumes on {@code threads} threads, each
-     * publish taking {@code millis}, and a pod's tokens are asked for as its publish ends (the agent's CSI server
-     * runs publishes on 4 threads; a publish's duration is the agents' {@code satoken_csi_publish_seconds}). With
-     * {@code millis} 0, every pod is published at once, the default.
-     */
-    record Publish(int threads, long millis) {
-        static final Publish INSTANT = new Publish(4, 0);
-
-        /** When the {@code k}-th publish of a burst ends, in millis after the burst. */
-        long endOf(int k) {
-            return (k / threads + 1) * millis;
-        }
-    }
 
     /** The agents from a measured start: see {@link #replayStart}. */
     static final Scenario REPLAY = new Scenario("satoken-replay", Rule.SATOKEN, false, false);
@@ -345,7 +328,6 @@ public final class FleetModel {
         Optional<String> only = Optional.empty();
         Path out = Path.of("target/fleet-model");
         Optional<Path> issued = Optional.empty();
-        Publish publish = Publish.INSTANT;
         for (int i = 0; i < args.length; i += 2) {
             String value = i + 1 < args.length ? args[i + 1] : "";
             switch (args[i]) {
@@ -358,12 +340,8 @@ public final class FleetModel {
                 case "--only" -> only = Optional.of(value);
                 case "--out" -> out = Path.of(value);
                 case "--issued" -> issued = Optional.of(Path.of(value));
-                case "--publish-threads" -> publish = new Publish(Integer.parseInt(value), publish.millis());
-                case "--publish-seconds" -> publish = new Publish(publish.threads(),
-                        Math.round(Double.parseDouble(value) * 1000));
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option; the options are --nodes,"
-                        + " --pods, --hours, --seconds, --lifetime, --only, --seeds, --issued, --publish-threads,"
-                        + " --publish-seconds, --out");
+                        + " --pods, --hours, --seconds, --lifetime, --only, --seeds, --issued, --out");
             }
         }
         Files.createDirectories(out);
@@ -378,7 +356,7 @@ public final class FleetModel {
             if (only.isPresent() && !only.get().equals(scenario.name())) {
                 continue;
             }
-            SimClockRun run = runKeepingHistogram(scenario, nodes, pods, hours, lifetime, start, publish);
+            SimClockRun run = runKeepingHistogram(scenario, nodes, pods, hours, lifetime, start);
             results.add(run.result());
             histograms.add(run.histogram());
             writeCsv(out.resolve(scenario.name() + ".csv"), run.histogram());
@@ -390,7 +368,7 @@ public final class FleetModel {
                     if (seed == 1) {
                         kept[0] = run.histogram();
                     } else {
-                        runWith(scenario, nodes, pods, hours, lifetime, seed, kept, start, publish);
+                        runWith(scenario, nodes, pods, hours, lifetime, seed, kept, start);
                     }
                     for (int s = 0; s < sum.length; s++) {
                         sum[s] += kept[0].sent[s];
@@ -410,14 +388,14 @@ public final class FleetModel {
 
     /** {@link #run}, keeping the histogram for the CSV and the plot. */
     static SimClockRun runKeepingHistogram(Scenario scenario, int nodes, int pods, Duration hours, Duration lifetime,
-            List<IssuedAt> start, Publish publish) {
+            List<IssuedAt> start) {
         Histogram[] kept = new Histogram[1];
-        Result result = runWith(scenario, nodes, pods, hours, lifetime, 1, kept, start, publish);
+        Result result = runWith(scenario, nodes, pods, hours, lifetime, 1, kept, start);
         return new SimClockRun(result, kept[0]);
     }
 
     private static Result runWith(Scenario scenario, int nodes, int pods, Duration hours, Duration lifetime, long seed,
-            Histogram[] kept, List<IssuedAt> start, Publish publish) {
+            Histogram[] kept, List<IssuedAt> start) {
         long started = System.nanoTime();
         SimClock clock = new SimClock(START);
         Histogram histogram = new Histogram((int) hours.getSeconds());
@@ -439,17 +417,10 @@ public final class FleetModel {
         int waves = start.isEmpty() ? scenario.waves() ? 10 : 1 : 0;
         for (int wave = 0; wave < waves; wave++) {
             clock.runUntil(START.plus(Duration.ofMinutes(5L * wave)));
-            Instant waveStart = clock.instant();
             for (int n = 0; n < nodes; n++) {
                 Node node = fleetNodes.get(n);
-                int k = 0;
-                for (int p = wave; p < pods; p += waves, k++) {
-                    TokenDirectory dir = pod(n, p, lifetime);
-                    if (publish.millis() == 0) {
-                        node.addPod(dir);
-                    } else {
-                        clock.schedule(waveStart.plusMillis(publish.endOf(k)), () -> node.addPod(dir));
-                    }
+                for (int p = wave; p < pods; p += waves) {
+                    node.addPod(pod(n, p, lifetime));
                 }
             }
         }
