@@ -68,7 +68,10 @@ public final class FleetModel {
 
     /** A refresh rule and the client-side limits of the program that follows it. */
     enum Rule {
-        /** The agent: RefreshPolicy.spread(), its default --qps 20 --burst 40, backoff 1 s doubling to 1 min. */
+        /**
+         * The agent: RefreshPolicy.spread(), its jitter drawn from the token (so an adopted token keeps it), its
+         * default --qps 20 --burst 40, backoff 1 s doubling to 1 min.
+         */
         SATOKEN(RefreshPolicy.SPREAD_FRACTION, 20, 40, true),
         /** Kubelet: 80 % minus up to 10 s (TM-8, TM-C3), its default kubeAPIQPS 50 and burst 100; re-mints at restart. */
         KUBELET(0, 50, 100, false);
@@ -135,7 +138,8 @@ public final class FleetModel {
                     TokenKey key = dir.keys().stream().filter(x -> x.audiences().equals(List.of(t.audience())))
                             .findFirst().orElseThrow(() -> new IllegalArgumentException("no " + t.audience()
                                     + " token on pod " + t.pod() + " (every other pod has sts)"));
-                    if (!node.cache.adopt(key, new IssuedToken("t", at, at.plus(lifetime)))) {
+                    if (!node.cache.adopt(key, new IssuedToken(Long.toHexString(node.random.nextLong()), at,
+                            at.plus(lifetime)))) {
                         throw new IllegalStateException("token " + key + " issued at " + at + " not adopted");
                     }
                 }
@@ -197,8 +201,10 @@ public final class FleetModel {
 
         /** Starts the node's program; after a restart, with the tokens it held when {@code adoptFrom} is given. */
         void start(TokenCache adoptFrom) {
-            cache = new TokenCache(this, new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, rule.spread, random),
-                    fleet.clock);
+            RefreshPolicy policy = rule.adoptsAtRestart
+                    ? new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, rule.spread, RefreshPolicy::fromToken)
+                    : new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, rule.spread, random);
+            cache = new TokenCache(this, policy, fleet.clock);
             scheduler = new RefreshScheduler(cache, fleet.clock,
                     new Backoff(Duration.ofSeconds(1), Duration.ofMinutes(1), random), fleet.clock,
                     new RefreshListener() { }, dir -> payload -> true);
@@ -237,7 +243,8 @@ public final class FleetModel {
                 throw new TokenSourceException("connection refused (simulated outage)");
             }
             fleet.histogram.count(sent, true);
-            return new IssuedToken("t", sent, sent.plus(fleet.lifetime));
+            // a token's text differs from every other's, as a signature does; the seed's random makes it so
+            return new IssuedToken(Long.toHexString(random.nextLong()), sent, sent.plus(fleet.lifetime));
         }
     }
 
