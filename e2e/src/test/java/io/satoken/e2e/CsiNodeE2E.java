@@ -502,8 +502,8 @@ class CsiNodeE2E {
         double requests = agent.metric("satoken_token_requests_total", "result=\"success\"");
         Figures.record(TEST, String.format(Locale.ROOT, "pod deleted: volume unpublished, tmpfs unmounted, pod "
                 + "directory and record removed; TokenRequests: %.0f by the first agent for 4 pods' publishes, 0 at the "
-                + "restart, %.0f by the restarted agent for the rotations seen so far: one per pod per token lifetime",
-                issuedBeforeRestart, requests));
+                + "restart, %.0f by the restarted agent for the rotations seen so far (one per pod per token lifetime)"
+                + "%s", issuedBeforeRestart, requests, reloadNamespace == null ? "" : " and the 2 SIGHUP pods' publishes"));
     }
 
     // --- the pieces -----------------------------------------------------------------------------
