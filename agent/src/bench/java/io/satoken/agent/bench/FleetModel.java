@@ -4,7 +4,7 @@ import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshPolicy;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.CachedToken;
@@ -23,10 +23,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.random.RandomGenerator;
 
 /**
@@ -45,7 +48,10 @@ import java.util.random.RandomGenerator;
  * Options: {@code --nodes N} (5000), {@code --pods P} per node (110; every other pod has a second token),
  * {@code --hours H} simulated (48) or {@code --seconds S}, {@code --lifetime S} of each token in seconds (3600),
  * {@code --only NAME} one scenario, {@code --seeds K} (1) to also write {@code <scenario>-mean.csv}, the mean of K
- * runs with seeds 1..K (the model's expected histogram, which the real-API validation compares with), {@code --out
+ * runs with seeds 1..K (the model's expected histogram, which the real-API validation compares with), {@code
+ * --issued FILE} to run only {@code satoken-replay}: the start measured by FleetValidation ({@code issued.csv}, each
+ * token's first issue) in place of a simulated one, and the agent's refresh code from there ({@link #replayStart};
+ * the fleet's size is the file's), {@code --out
  * DIR} for {@code <scenario>.csv} (TokenRequests in each second, seed 1), {@code summary.md} and {@code
  * requests.svg}. Each scenario: all pods created at once at hour 0, or in waves (a tenth of each node's pods every 5
  * minutes); in the "once" scenarios a 10-minute API outage at 24 h 42 min and a fleet-wide restart of every agent at
@@ -87,6 +93,56 @@ public final class FleetModel {
             new Scenario("kubelet-once", Rule.KUBELET, false, true),
             new Scenario("satoken-waves", Rule.SATOKEN, true, false),
             new Scenario("kubelet-waves", Rule.KUBELET, true, false));
+
+    /** The agents from a measured start: see {@link #replayStart}. */
+    static final Scenario REPLAY = new Scenario("satoken-replay", Rule.SATOKEN, false, false);
+
+    /** One token's first issue in a measured start: its node, its pod, its audience, and when, after time zero. */
+    record IssuedAt(int node, int pod, String audience, long millis) { }
+
+    /** {@code node,pod,audience,millis} lines, as FleetValidation's {@code issued.csv} writes them. */
+    static List<IssuedAt> readIssued(Path csv) throws IOException {
+        List<IssuedAt> start = new ArrayList<>();
+        List<String> lines = Files.readAllLines(csv, StandardCharsets.UTF_8);
+        for (String line : lines.subList(1, lines.size())) {
+            String[] cells = line.split(",");
+            start.add(new IssuedAt(Integer.parseInt(cells[0]), Integer.parseInt(cells[1]), cells[2],
+                    Long.parseLong(cells[3])));
+        }
+        return start;
+    }
+
+    /**
+     * The start as it was measured, not simulated: each token is counted as one TokenRequest at its measured
+     * first issue, and at the last of its pod's issues the pod's tokens go into its node's cache as issued at those
+     * instants ({@link TokenCache#adopt}, which draws each token's refresh time as an issue does) and the pod into
+     * its node's scheduler. From there on the agent's own refresh code runs as in every scenario.
+     */
+    static void replayStart(List<IssuedAt> start, List<Node> nodes, Fleet fleet, Duration lifetime) {
+        Map<List<Integer>, List<IssuedAt>> byPod = new TreeMap<>(
+                Comparator.<List<Integer>>comparingInt(k -> k.get(0)).thenComparingInt(k -> k.get(1)));
+        for (IssuedAt t : start) {
+            byPod.computeIfAbsent(List.of(t.node(), t.pod()), k -> new ArrayList<>()).add(t);
+            fleet.histogram.count(START.plusMillis(t.millis()), true);
+        }
+        byPod.forEach((k, tokens) -> {
+            Node node = nodes.get(k.get(0));
+            TokenDirectory dir = pod(k.get(0), k.get(1), lifetime);
+            long last = tokens.stream().mapToLong(IssuedAt::millis).max().orElse(0);
+            fleet.clock.schedule(START.plusMillis(Math.max(0, last)), () -> {
+                for (IssuedAt t : tokens) {
+                    Instant at = START.plusMillis(t.millis());
+                    TokenKey key = dir.keys().stream().filter(x -> x.audiences().equals(List.of(t.audience())))
+                            .findFirst().orElseThrow(() -> new IllegalArgumentException("no " + t.audience()
+                                    + " token on pod " + t.pod() + " (every other pod has sts)"));
+                    if (!node.cache.adopt(key, new IssuedToken("t", at, at.plus(lifetime)))) {
+                        throw new IllegalStateException("token " + key + " issued at " + at + " not adopted");
+                    }
+                }
+                node.addPod(dir);
+            });
+        });
+    }
 
     /** One second's TokenRequests, sent and refused, over the whole run. */
     static final class Histogram {
@@ -271,6 +327,7 @@ public final class FleetModel {
         Duration lifetime = Duration.ofSeconds(3600);
         Optional<String> only = Optional.empty();
         Path out = Path.of("target/fleet-model");
+        Optional<Path> issued = Optional.empty();
         for (int i = 0; i < args.length; i += 2) {
             String value = i + 1 < args.length ? args[i + 1] : "";
             switch (args[i]) {
@@ -282,18 +339,24 @@ public final class FleetModel {
                 case "--lifetime" -> lifetime = Duration.ofSeconds(Long.parseLong(value));
                 case "--only" -> only = Optional.of(value);
                 case "--out" -> out = Path.of(value);
+                case "--issued" -> issued = Optional.of(Path.of(value));
                 default -> throw new IllegalArgumentException(args[i] + ": unknown option; the options are --nodes,"
-                        + " --pods, --hours, --seconds, --lifetime, --only, --seeds, --out");
+                        + " --pods, --hours, --seconds, --lifetime, --only, --seeds, --issued, --out");
             }
         }
         Files.createDirectories(out);
         List<Result> results = new ArrayList<>();
         List<Histogram> histograms = new ArrayList<>();
-        for (Scenario scenario : SCENARIOS) {
+        List<IssuedAt> start = issued.isPresent() ? readIssued(issued.get()) : List.of();
+        if (!start.isEmpty()) {
+            nodes = start.stream().mapToInt(IssuedAt::node).max().orElse(0) + 1;
+            pods = start.stream().mapToInt(IssuedAt::pod).max().orElse(0) + 1;
+        }
+        for (Scenario scenario : issued.isPresent() ? List.of(REPLAY) : SCENARIOS) {
             if (only.isPresent() && !only.get().equals(scenario.name())) {
                 continue;
             }
-            SimClockRun run = runKeepingHistogram(scenario, nodes, pods, hours, lifetime);
+            SimClockRun run = runKeepingHistogram(scenario, nodes, pods, hours, lifetime, start);
             results.add(run.result());
             histograms.add(run.histogram());
             writeCsv(out.resolve(scenario.name() + ".csv"), run.histogram());
@@ -305,7 +368,7 @@ public final class FleetModel {
                     if (seed == 1) {
                         kept[0] = run.histogram();
                     } else {
-                        runWith(scenario, nodes, pods, hours, lifetime, seed, kept);
+                        runWith(scenario, nodes, pods, hours, lifetime, seed, kept, start);
                     }
                     for (int s = 0; s < sum.length; s++) {
                         sum[s] += kept[0].sent[s];
@@ -324,14 +387,15 @@ public final class FleetModel {
     record SimClockRun(Result result, Histogram histogram) { }
 
     /** {@link #run}, keeping the histogram for the CSV and the plot. */
-    static SimClockRun runKeepingHistogram(Scenario scenario, int nodes, int pods, Duration hours, Duration lifetime) {
+    static SimClockRun runKeepingHistogram(Scenario scenario, int nodes, int pods, Duration hours, Duration lifetime,
+            List<IssuedAt> start) {
         Histogram[] kept = new Histogram[1];
-        Result result = runWith(scenario, nodes, pods, hours, lifetime, 1, kept);
+        Result result = runWith(scenario, nodes, pods, hours, lifetime, 1, kept, start);
         return new SimClockRun(result, kept[0]);
     }
 
     private static Result runWith(Scenario scenario, int nodes, int pods, Duration hours, Duration lifetime, long seed,
-            Histogram[] kept) {
+            Histogram[] kept, List<IssuedAt> start) {
         long started = System.nanoTime();
         SimClock clock = new SimClock(START);
         Histogram histogram = new Histogram((int) hours.getSeconds());
@@ -347,7 +411,10 @@ public final class FleetModel {
         for (int n = 0; n < nodes; n++) {
             fleetNodes.add(new Node(fleet, scenario.rule(), seeds.split()));
         }
-        int waves = scenario.waves() ? 10 : 1;
+        if (!start.isEmpty()) {
+            replayStart(start, fleetNodes, fleet, lifetime);
+        }
+        int waves = start.isEmpty() ? scenario.waves() ? 10 : 1 : 0;
         for (int wave = 0; wave < waves; wave++) {
             clock.runUntil(START.plus(Duration.ofMinutes(5L * wave)));
             for (int n = 0; n < nodes; n++) {

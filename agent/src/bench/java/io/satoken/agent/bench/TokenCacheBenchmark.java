@@ -3,7 +3,7 @@ package io.satoken.agent.bench;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.CachedToken;
 import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.refresh.RefreshPolicy;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;

@@ -9,7 +9,7 @@ import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.LocalIssuer;
-import io.satoken.agent.refresh.RefreshPolicy;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;

@@ -13,8 +13,7 @@ import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.reload.ReloadRequest;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
-import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
@@ -32,6 +31,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * when there is nothing to do, and refuses a target that is not the volume's (or is another volume's). {@link #resume} re-registers, at start, every recorded volume whose tmpfs
  * is still mounted, adopting its still-valid tokens so none is requested again.
  */
-public final class CsiVolumes implements RefreshListener {
+public final class CsiVolumes {
 
     private static final Logger log = LoggerFactory.getLogger(CsiVolumes.class);
 
@@ -181,7 +181,8 @@ public final class CsiVolumes implements RefreshListener {
             if (reload != null) {
                 reloads.register(volume.directory().name(), pod, reload);
             }
-            scheduler.put(volume.directory());                                                   // 6
+            scheduler.put(volume.directory(), new RefreshFailures(entry))                          // 6
+                    .whenComplete((written, error) -> firstWrite(entry, error));
             log.info("published volume {} of pod {}: {} file(s)", volumeId, pod, files.size());
         } catch (CsiException | IOException | RuntimeException e) {
             CsiException failure = e instanceof CsiException c ? c
@@ -257,7 +258,7 @@ public final class CsiVolumes implements RefreshListener {
                 reloads.register(dir.name(), volume.pod(), volume.reload());
             }
             int adopted = adoption.adopt(dir);
-            scheduler.put(dir);
+            scheduler.put(dir, new RefreshFailures(entry)); // its first write is on disk already
             log.info("resumed volume {} of pod {}: adopted {} of {} token(s)", volume.volumeId(), volume.pod(),
                     adopted, dir.keys().size());
             resumed.add(volume);
@@ -270,60 +271,66 @@ public final class CsiVolumes implements RefreshListener {
         return volumes.size();
     }
 
-    @Override
-    public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
-        Entry entry = entryOf(dir);
-        if (entry != null && !entry.firstWrite.isDone() && scheduler.allWritten(List.of(dir.name()))) {
+    /**
+     * The scheduler's answer to a volume's first write. Written: the publish completes. A first token that could not
+     * be fetched fails the publish with the API server's reason. A write the node refuses because of one of the
+     * volume's owner or group ids (a chown failing with EINVAL for an id outside the agent's user namespace, say)
+     * fails it with FAILED_PRECONDITION naming the pod's field and the id. A failed publish is undone, so the
+     * kubelet's retry starts clean and shows the reason in a FailedMount Event; every other volume is served as
+     * before.
+     */
+    private void firstWrite(Entry entry, Throwable error) {
+        if (error == null) {
             entry.firstWrite.complete(null);
-        }
-    }
-
-    /**
-     * A volume still waiting for its first token fails its publish with the API server's reason; a
-     * published volume whose refresh fails gets a Warning Event, as before.
-     */
-    @Override
-    public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
-        for (TokenDirectory dir : dirs) {
-            Entry entry = entryOf(dir);
-            if (entry == null || entry.volume == null) {
-                continue;
-            }
-            String volumeId = entry.volume.volumeId();
-            if (!entry.firstWrite.isDone()) {
-                Status.Code code = error.permanent() ? Status.Code.FAILED_PRECONDITION : Status.Code.UNAVAILABLE;
-                // the source's message already names the key and the API server's answer
-                abandon(volumeId, entry, new CsiException(code, "first token of the volume: " + error.getMessage()));
-                continue;
-            }
-            events.refreshFailed(entry.volume.pod(), dir, key, error, serving);
-        }
-    }
-
-    /**
-     * A volume whose first write fails because the node refuses one of its owner or group ids (a chown failing
-     * with EINVAL for an id outside the agent's user namespace, say) fails its publish with FAILED_PRECONDITION
-     * naming the pod's field and the id, and is undone: the kubelet shows it in a FailedMount Event and retries,
-     * and every other volume is served as before. Other write failures are retried by the scheduler.
-     */
-    @Override
-    public void writeFailed(TokenDirectory dir, Exception error) {
-        Entry entry = entryOf(dir);
-        FileOwnerException refused = ownerFailure(error);
-        if (entry == null || refused == null || entry.firstWrite.isDone()) {
             return;
         }
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         PublishedVolume volume;
         FileOwnerFields fields;
         synchronized (this) {
             volume = entry.volume;
             fields = entry.ownerFields;
         }
-        if (volume == null || fields == null) {
-            return;
+        if (volume == null || entry.firstWrite.isDone()) {
+            return; // unpublished or abandoned meanwhile
         }
-        abandon(volume.volumeId(), entry, new CsiException(Status.Code.FAILED_PRECONDITION,
-                "pod " + volume.pod() + ": " + fields.describe(refused), refused));
+        CsiException failure;
+        if (cause instanceof TokenSourceException e) {
+            Status.Code code = e.permanent() ? Status.Code.FAILED_PRECONDITION : Status.Code.UNAVAILABLE;
+            // the source's message already names the key and the API server's answer
+            failure = new CsiException(code, "first token of the volume: " + e.getMessage());
+        } else if (cause instanceof FileOwnerException refused && fields != null) {
+            failure = new CsiException(Status.Code.FAILED_PRECONDITION, "pod " + volume.pod() + ": "
+                    + fields.describe(refused), refused);
+        } else {
+            failure = new CsiException(Status.Code.INTERNAL, "first write of volume " + volume.volumeId()
+                    + " failed: " + cause, cause);
+        }
+        abandon(volume.volumeId(), entry, failure);
+    }
+
+    /**
+     * A published volume whose token cannot be refreshed: a Warning Event on its pod. Before the volume's first write
+     * is done, the failure is the publish's ({@link #firstWrite}).
+     */
+    private final class RefreshFailures implements RefreshListener {
+        private final Entry entry;
+
+        RefreshFailures(Entry entry) {
+            this.entry = entry;
+        }
+
+        @Override
+        public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
+                boolean serving) {
+            PublishedVolume volume;
+            synchronized (CsiVolumes.this) {
+                volume = entry.volume;
+            }
+            if (volume != null && entry.firstWrite.isDone()) {
+                dirs.forEach(dir -> events.refreshFailed(volume.pod(), dir, key, error, serving));
+            }
+        }
     }
 
     /** A token written to {@code dir} was issued in this node's future: a Warning Event on the volume's pod. */
@@ -395,15 +402,6 @@ public final class CsiVolumes implements RefreshListener {
             }
         }
         return pending;
-    }
-
-    private static FileOwnerException ownerFailure(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof FileOwnerException e) {
-                return e;
-            }
-        }
-        return null;
     }
 
     private synchronized Entry entryOf(TokenDirectory dir) {

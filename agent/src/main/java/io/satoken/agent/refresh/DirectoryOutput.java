@@ -5,12 +5,15 @@ import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.write.DirectoryWriter;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A registered directory, its writer, and the token last written at each path, so that a rotation can be told from
- * a first write and an unchanged file is not reported.
+ * A registered directory, its writer, the token last written at each path, so that a rotation can be told from
+ * a first write and an unchanged file is not reported, and the future of its first write with the watcher its
+ * registrant gave ({@link RefreshScheduler#put(TokenDirectory, RefreshListener)}).
  *
  * <p>A directory re-registered at the same place keeps its writer and its record ({@link #replacedBy}); the writer
  * is also the directory's write lock, held from reading the tokens to reporting what changed, so two keys'
@@ -22,24 +25,53 @@ final class DirectoryOutput {
     private final DirectoryWriter writer;
     /** Updated under the write lock; concurrent because {@link #complete} reads it without that lock. */
     private final Map<String, IssuedToken> written;
+    private final RefreshListener watcher;
+    private final CompletableFuture<Void> firstWrite;
 
-    DirectoryOutput(TokenDirectory dir, DirectoryWriter writer) {
-        this(dir, writer, new ConcurrentHashMap<>());
+    DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, RefreshListener watcher) {
+        this(dir, writer, new ConcurrentHashMap<>(), watcher, new CompletableFuture<>());
     }
 
-    private DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, Map<String, IssuedToken> written) {
+    private DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, Map<String, IssuedToken> written,
+            RefreshListener watcher, CompletableFuture<Void> firstWrite) {
         this.dir = dir;
         this.writer = writer;
         this.written = written;
+        this.watcher = watcher;
+        this.firstWrite = firstWrite;
     }
 
     TokenDirectory dir() {
         return dir;
     }
 
-    /** The same writer and record for the directory's new registration, when it is at the same place. */
-    DirectoryOutput replacedBy(TokenDirectory next) {
-        return new DirectoryOutput(next, writer, written);
+    /**
+     * The same writer and record for the directory's new registration, when it is at the same place; a first write
+     * still pending is the new registration's too.
+     */
+    DirectoryOutput replacedBy(TokenDirectory next, RefreshListener nextWatcher) {
+        return new DirectoryOutput(next, writer, written, nextWatcher,
+                firstWrite.isDone() ? new CompletableFuture<>() : firstWrite);
+    }
+
+    /** Told of this directory's failures, before they reach {@link #firstWrite}. */
+    RefreshListener watcher() {
+        return watcher;
+    }
+
+    /** Completes when every file has been written once; fails when the first write cannot happen. */
+    CompletableFuture<Void> firstWrite() {
+        return firstWrite;
+    }
+
+    /** The token last written at the path, or null before the first. */
+    IssuedToken writtenAt(String path) {
+        return written.get(path);
+    }
+
+    /** The tokens last written, one per path. */
+    Collection<IssuedToken> writtenTokens() {
+        return written.values();
     }
 
     /** The lock to hold while choosing this directory's tokens and writing them; shared with replacements. */
@@ -48,8 +80,8 @@ final class DirectoryOutput {
     }
 
     /**
-     * True when every file has been written once. Read under the scheduler's lock but not the write lock (taking
-     * both in that order could deadlock with a write); a stale answer only delays readiness.
+     * True when every file has been written once. Read without the write lock (taking it under the scheduler's lock
+     * could deadlock with a write); a stale answer only delays readiness.
      */
     boolean complete() {
         return dir.projections().stream().allMatch(p -> written.containsKey(p.path()));

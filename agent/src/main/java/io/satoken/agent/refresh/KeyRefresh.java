@@ -1,6 +1,5 @@
 package io.satoken.agent.refresh;
 
-import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.TokenKey;
 import java.time.Instant;
 import java.util.LinkedHashSet;
@@ -8,7 +7,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * One key's refresh state: the directories that need its token, the token, its one timer and its run of failures.
+ * One key's refresh state: the directories that need its token, its one timer and its run of failures. The token
+ * itself is the {@code TokenCache}'s: this state only records that an attempt got one ({@link #fetched}).
  *
  * <p>Each timer is set in a new generation. An attempt runs without the scheduler's lock, so by the time it has a
  * result the key may have been rescheduled or released; every step of the attempt therefore names its generation
@@ -26,7 +26,7 @@ final class KeyRefresh {
 
     private final TokenKey key;
     private final Set<String> dirs = new LinkedHashSet<>();
-    private IssuedToken token;
+    private boolean fetched;
     private TaskScheduler.Cancellable timer;
     private long generation;
     private int failures;
@@ -80,12 +80,12 @@ final class KeyRefresh {
         return true;
     }
 
-    /** The attempt got a token to write; false when it is stale and must not write it. */
-    boolean fetched(long generation, IssuedToken token) {
+    /** The attempt got a token (now in the cache) to write; false when it is stale and must not write it. */
+    boolean fetched(long generation) {
         if (!isCurrent(generation)) {
             return false;
         }
-        this.token = token;
+        fetched = true;
         return true;
     }
 
@@ -127,14 +127,9 @@ final class KeyRefresh {
         return lastErrorAt;
     }
 
-    /** The last token fetched for the key, or null before the first. */
-    IssuedToken token() {
-        return token;
-    }
-
     /** What the key's projections are doing, for the projections-by-state metric. */
     RefreshScheduler.State state() {
-        if (token == null) {
+        if (!fetched) {
             return failures == 0 ? RefreshScheduler.State.PENDING : RefreshScheduler.State.FAILED;
         }
         return failures == 0 ? RefreshScheduler.State.READY : RefreshScheduler.State.REFRESH_FAILING;

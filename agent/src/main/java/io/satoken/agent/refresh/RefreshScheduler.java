@@ -9,6 +9,7 @@ import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.agent.write.DirectoryWriter;
+import io.satoken.agent.write.FileOwnerException;
 import io.satoken.common.cli.DurationText;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -26,6 +27,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +40,11 @@ import org.slf4j.LoggerFactory;
  * A failed attempt is retried after a {@link Backoff} delay (honouring Retry-After) while the cache
  * keeps serving the still-valid token. Removing the last directory that uses a key cancels its timer
  * and drops its token.
+ *
+ * <p>The token has one home, the {@link TokenCache}: this class keeps each key's schedule ({@link KeyRefresh}) and
+ * each directory's record of what it wrote ({@link DirectoryOutput}), and reads the token from the cache when it
+ * writes. {@link #put} answers with the directory's first write, as a future; the {@link RefreshListener}s only
+ * observe.
  *
  * <p>Work runs on the {@link TaskScheduler}'s threads. Two locks: {@code this} guards the maps and every
  * {@link KeyRefresh}; a directory's write lock ({@link DirectoryOutput#writeLock}) is taken before it, so
@@ -76,14 +83,29 @@ public final class RefreshScheduler implements AutoCloseable {
     }
 
     /** Adds a directory, or replaces the one with the same name; its tokens are fetched and written soon. */
-    public synchronized void put(TokenDirectory dir) {
+    public CompletableFuture<Void> put(TokenDirectory dir) {
+        return put(dir, RefreshListener.NONE);
+    }
+
+    /**
+     * Adds a directory, or replaces the one with the same name; its tokens are fetched and written soon.
+     *
+     * @param watcher told of this directory's failures (a Warning Event on its pod, say), before they reach the
+     *     returned future; on the scheduler's threads, outside its locks
+     * @return completes when every file of the directory has been written once; fails, before that, with the
+     *     {@link TokenSourceException} of a fetch that failed, or the {@link FileOwnerException} of a write the node
+     *     refused (an owner or group it cannot give). Other write failures are retried and leave it pending. A
+     *     directory replaced before its first write shares that first write with its replacement
+     */
+    public synchronized CompletableFuture<Void> put(TokenDirectory dir, RefreshListener watcher) {
         if (closed) {
             throw new IllegalStateException("scheduler is closed");
         }
+        Objects.requireNonNull(watcher, "watcher");
         DirectoryOutput old = dirs.get(dir.name());
         DirectoryOutput output = old != null && old.dir().dir().equals(dir.dir())
-                ? old.replacedBy(dir)
-                : new DirectoryOutput(dir, writerFor.apply(dir.dir()));
+                ? old.replacedBy(dir, watcher)
+                : new DirectoryOutput(dir, writerFor.apply(dir.dir()), watcher);
         dirs.put(dir.name(), output);
         Set<TokenKey> needed = dir.keys();
         if (old != null) {
@@ -94,6 +116,7 @@ public final class RefreshScheduler implements AutoCloseable {
             state.addDir(dir.name());
             state.schedule(timers, clock.instant(), false, this::attempt);
         }
+        return output.firstWrite().copy(); // the caller's own: completing it leaves the directory's as it is
     }
 
     /** Forgets a directory. Its files stay on disk; tokens no other directory uses are dropped. */
@@ -135,11 +158,10 @@ public final class RefreshScheduler implements AutoCloseable {
         return counts;
     }
 
-    /** The expiry of the soonest-expiring token held for a directory, if any token is held. */
+    /** The expiry of the soonest-expiring token written to a directory, if any token is written. */
     public synchronized Optional<Instant> soonestExpiry() {
-        return keys.values().stream()
-                .map(KeyRefresh::token)
-                .filter(Objects::nonNull)
+        return dirs.values().stream()
+                .flatMap(output -> output.writtenTokens().stream())
                 .map(IssuedToken::expiresAt)
                 .min(Instant::compareTo);
     }
@@ -153,7 +175,7 @@ public final class RefreshScheduler implements AutoCloseable {
         for (DirectoryOutput output : new TreeMap<>(dirs).values()) {
             List<FileStatus> files = new ArrayList<>();
             for (Projection p : output.dir().projections()) {
-                files.add(FileStatus.of(p, keys.get(p.key())));
+                files.add(FileStatus.of(p, keys.get(p.key()), output.writtenAt(p.path())));
             }
             all.add(new FileStatus.Directory(output.dir(), files));
         }
@@ -200,13 +222,15 @@ public final class RefreshScheduler implements AutoCloseable {
         try {
             cached = force ? cache.refresh(key) : cache.get(key);
         } catch (TokenSourceException e) {
-            listener.fetchFailed(key, holders(state, generation), e, false);
+            List<DirectoryOutput> holders = holders(state, generation);
+            listener.fetchFailed(key, holders.stream().map(DirectoryOutput::dir).toList(), e, false);
+            holders.forEach(output -> fetchFailed(output, key, e, false));
             retryLater(state, generation, e.getMessage(), e, e.retryAfter(), e.permanent());
             return;
         }
         List<DirectoryOutput> holders;
         synchronized (this) {
-            if (!state.fetched(generation, cached.token())) {
+            if (!state.fetched(generation)) {
                 return;
             }
             holders = state.dirs().stream().map(dirs::get).toList();
@@ -220,11 +244,13 @@ public final class RefreshScheduler implements AutoCloseable {
                 writeErrors.add(output.dir().name() + ": " + e.getMessage());
                 writeError = writeError == null ? e : writeError;
                 listener.writeFailed(output.dir(), e);
+                writeFailed(output, e);
             }
         }
         TokenSourceException refreshError = cached.refreshError();
         if (refreshError != null) {
             listener.fetchFailed(key, holders.stream().map(DirectoryOutput::dir).toList(), refreshError, true);
+            holders.forEach(output -> fetchFailed(output, key, refreshError, true));
             retryLater(state, generation, refreshError.getMessage() + "; serving the cached token, valid until "
                     + cached.token().expiresAt(), refreshError, refreshError.retryAfter(), refreshError.permanent());
         } else if (!writeErrors.isEmpty()) {
@@ -240,11 +266,38 @@ public final class RefreshScheduler implements AutoCloseable {
     }
 
     /** The directories that need the key, if the attempt of this generation is still current. */
-    private synchronized List<TokenDirectory> holders(KeyRefresh state, long generation) {
+    private synchronized List<DirectoryOutput> holders(KeyRefresh state, long generation) {
         if (!state.isCurrent(generation)) {
             return List.of();
         }
-        return state.dirs().stream().map(name -> dirs.get(name).dir()).toList();
+        return state.dirs().stream().map(dirs::get).toList();
+    }
+
+    /** A fetch for one of the directory's keys failed: its watcher is told, and its first write fails if pending. */
+    private static void fetchFailed(DirectoryOutput output, TokenKey key, TokenSourceException error, boolean serving) {
+        output.watcher().fetchFailed(key, List.of(output.dir()), error, serving);
+        output.firstWrite().completeExceptionally(error);
+    }
+
+    /**
+     * A write of the directory failed. Before its first write is done, a refusal of the node (an owner or group it
+     * cannot give) fails that write for good, since a retry would meet it again; other failures are retried.
+     */
+    private static void writeFailed(DirectoryOutput output, Exception error) {
+        output.watcher().writeFailed(output.dir(), error);
+        FileOwnerException refused = ownerRefusal(error);
+        if (refused != null) {
+            output.firstWrite().completeExceptionally(refused);
+        }
+    }
+
+    private static FileOwnerException ownerRefusal(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof FileOwnerException e) {
+                return e;
+            }
+        }
+        return null;
     }
 
     /**
@@ -264,7 +317,10 @@ public final class RefreshScheduler implements AutoCloseable {
         state.schedule(timers, clock.instant().plus(delay), false, this::attempt);
     }
 
-    /** Writes the directory if every token it needs is known; tells the listener which files changed. */
+    /**
+     * Writes the directory if the cache holds every token it needs; tells the listener which files changed, and
+     * completes the directory's first write once every file is written.
+     */
     private void write(DirectoryOutput output) throws IOException {
         synchronized (output.writeLock()) {
             Map<Projection, IssuedToken> tokens = new LinkedHashMap<>();
@@ -274,13 +330,17 @@ public final class RefreshScheduler implements AutoCloseable {
                 }
                 for (Projection p : output.dir().projections()) {
                     KeyRefresh state = keys.get(p.key());
-                    if (state == null || state.token() == null) {
+                    Optional<IssuedToken> token = state == null ? Optional.empty() : cache.current(p.key());
+                    if (token.isEmpty()) {
                         return; // written once the last missing token arrives
                     }
-                    tokens.put(p, state.token());
+                    tokens.put(p, token.get());
                 }
             }
             output.write(tokens, listener);
+        }
+        if (output.complete()) {
+            output.firstWrite().complete(null); // outside the locks: whoever waits may put or remove directories
         }
     }
 }

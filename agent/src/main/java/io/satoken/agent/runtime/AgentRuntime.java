@@ -18,7 +18,7 @@ import io.satoken.agent.reads.ConsumerReads;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshPolicy;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.reload.ContainerProcesses;
 import io.satoken.agent.reload.PidfdSignaller;
@@ -28,12 +28,10 @@ import io.satoken.agent.statics.StaticTokens;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.IssuerKeys;
 import io.satoken.agent.token.SignatureCheck;
-import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
-import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSource;
-import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.common.health.HealthServer;
 import java.io.IOException;
@@ -117,7 +115,7 @@ public final class AgentRuntime implements AutoCloseable {
                         timers, clock, metrics.registry())
                 : null;
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
-                clock, RefreshListener.all(metrics, new ToVolumes(), new SkewCheck(), reads.listener(),
+                clock, RefreshListener.all(metrics, new SkewCheck(), reads.listener(),
                         reloads == null ? RefreshListener.NONE : reloads),
                 dir -> new AtomicWriter(dir, clock, reads.observer()));
         metrics.watch(cache, scheduler);
@@ -274,33 +272,6 @@ public final class AgentRuntime implements AutoCloseable {
             log.info("cannot read default audiences from {}: {}", serviceAccountToken, e.getMessage());
         }
         return Optional.empty();
-    }
-
-    /** The scheduler is built before the volumes that use it; this hands its reports on once they exist. */
-    private final class ToVolumes implements RefreshListener {
-        @Override
-        public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
-            CsiVolumes v = volumes;
-            if (v != null) {
-                v.written(dir, projection, token, rotation);
-            }
-        }
-
-        @Override
-        public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
-            CsiVolumes v = volumes;
-            if (v != null) {
-                v.fetchFailed(key, dirs, error, serving);
-            }
-        }
-
-        @Override
-        public void writeFailed(TokenDirectory dir, Exception error) {
-            CsiVolumes v = volumes;
-            if (v != null) {
-                v.writeFailed(dir, error);
-            }
-        }
     }
 
     /**

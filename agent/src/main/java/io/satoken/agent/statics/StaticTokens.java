@@ -2,7 +2,7 @@ package io.satoken.agent.statics;
 
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.RefreshScheduler;
-import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.agent.write.Directories;
 import io.satoken.agent.write.DirectoryAccess;

@@ -6,7 +6,7 @@ import java.time.Instant;
  * A token as the cache holds it.
  *
  * @param token the token served to callers
- * @param refreshAt the instant after which it needs a refresh ({@link RefreshTime#refreshAt})
+ * @param refreshAt the instant after which it needs a refresh ({@link RefreshPolicy#refreshAt})
  * @param refreshError why the last refresh failed, or null when the token is the result of the last
  *     attempt; a still-valid token keeps being served after a failed refresh (TM-5)
  */

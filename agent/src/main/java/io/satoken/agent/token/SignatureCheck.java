@@ -4,7 +4,7 @@ import com.nimbusds.jwt.SignedJWT;
 
 /**
  * Whether a token found on disk was signed by the cluster's ServiceAccount issuer, so that
- * {@link TokenAdoption} may trust its claims. {@link IssuerKeys} is the real one.
+ * {@code refresh.TokenAdoption} may trust its claims. {@link IssuerKeys} is the real one.
  */
 @FunctionalInterface
 public interface SignatureCheck {

@@ -39,14 +39,14 @@ public final class TokenCache {
     private static final Logger log = LoggerFactory.getLogger(TokenCache.class);
 
     private final TokenSource source;
-    private final RefreshTime policy;
+    private final RefreshPolicy policy;
     private final InstantSource clock;
     private final Cache<TokenKey, CachedToken> tokens;
     private final ConcurrentMap<TokenKey, CompletableFuture<CachedToken>> inFlight = new ConcurrentHashMap<>();
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
 
-    public TokenCache(TokenSource source, RefreshTime policy, InstantSource clock) {
+    public TokenCache(TokenSource source, RefreshPolicy policy, InstantSource clock) {
         this.source = Objects.requireNonNull(source, "source");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -84,6 +84,14 @@ public final class TokenCache {
     /** The cached entry for the key, without fetching or refreshing; empty while a call for it is in flight. */
     public Optional<CachedToken> peek(TokenKey key) {
         return inFlight.containsKey(key) ? Optional.empty() : Optional.ofNullable(tokens.getIfPresent(key));
+    }
+
+    /**
+     * The token the key's entry holds now, without fetching or refreshing, also while a call for the key is in flight
+     * (the entry keeps its token until the call's result replaces it); empty when there is none or it expired.
+     */
+    public Optional<IssuedToken> current(TokenKey key) {
+        return Optional.ofNullable(tokens.getIfPresent(key)).map(CachedToken::token);
     }
 
     /**

@@ -39,7 +39,7 @@ import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.SignatureCheck;
-import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import java.nio.file.Files;
@@ -83,18 +83,7 @@ class CsiServerTest {
 
     @BeforeEach
     void start() throws Exception {
-        refresh = RefreshHarness.builder().time(clock, timers).source(source).listener(new RefreshListener() {
-            @Override
-            public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
-                volumes.written(dir, projection, token, rotation);
-            }
-
-            @Override
-            public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
-                    boolean serving) {
-                volumes.fetchFailed(key, dirs, error, serving);
-            }
-        }).build();
+        refresh = RefreshHarness.builder().time(clock, timers).source(source).build();
         VolumeStore store = new VolumeStore(kubeletDir.resolve("satoken-volumes"));
         store.create();
         volumes = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods, refresh.scheduler(),

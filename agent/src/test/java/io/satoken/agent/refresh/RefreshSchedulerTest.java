@@ -1,6 +1,7 @@
 package io.satoken.agent.refresh;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.jimfs.Configuration;
 import com.google.common.jimfs.Jimfs;
@@ -16,6 +17,7 @@ import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.agent.write.FileContent;
+import io.satoken.agent.write.FileOwnerException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystem;
@@ -26,6 +28,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -75,6 +78,58 @@ class RefreshSchedulerTest {
         assertThat(read(dir, "token")).isEqualTo("token-2");
         assertThat(clock.nextTimer()).isEqualTo(START.plus(Duration.ofMinutes(48 + 48)));
         assertThat(writes).containsExactly("a/token written", "a/token rotated");
+    }
+
+    @Test
+    void put_answersWithTheFirstWrite_completedOnceEveryFileOfTheDirectoryIsWritten() throws Exception {
+        Path dir = dir("a");
+        CompletableFuture<Void> first = scheduler.put(new TokenDirectory("a", dir,
+                List.of(file(VAULT, "vault"), file(STS, "sts"))));
+        assertThat(first).isNotDone();
+        clock.runDue();
+        assertThat(first).isCompletedWithValue(null);
+        assertThat(read(dir, "vault")).startsWith("token-");
+        assertThat(read(dir, "sts")).startsWith("token-");
+    }
+
+    @Test
+    void put_firstWriteFailsWithTheFetchFailure_andTheWatcherIsToldOfIt() throws Exception {
+        TokenSourceException refused = new TokenSourceException("403 forbidden");
+        source.failAlways(refused);
+        List<String> watched = new ArrayList<>();
+        CompletableFuture<Void> first = scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))),
+                new RefreshListener() {
+                    @Override
+                    public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
+                            boolean serving) {
+                        watched.add(dirs.stream().map(TokenDirectory::name).toList() + " " + error.getMessage());
+                    }
+                });
+        clock.runDue();
+        assertThat(first).isCompletedExceptionally();
+        assertThatThrownBy(first::join).cause().isInstanceOf(TokenSourceException.class)
+                .hasMessageEndingWith(": 403 forbidden");
+        assertThat(watched).singleElement().asString().startsWith("[a] failed to fetch token").endsWith("403 forbidden");
+        assertThat(clock.nextTimer()).as("retried all the same").isEqualTo(START.plusSeconds(1));
+    }
+
+    @Test
+    void put_firstWriteFailsWhenTheNodeRefusesAnOwner_butAnotherWriteFailureIsRetried() throws Exception {
+        Path dir = dir("a");
+        IOException[] next = {new IOException("disk full"),
+                new IOException("write failed", new FileOwnerException(dir.resolve("token"), false, 70000, "EINVAL"))};
+        int[] calls = {0};
+        try (RefreshHarness own = RefreshHarness.builder().clock(clock).source(source).writer(path -> payload -> {
+            throw next[Math.min(calls[0]++, 1)];
+        }).build()) {
+            CompletableFuture<Void> first = own.scheduler().put(new TokenDirectory("a", dir, List.of(file(VAULT,
+                    "token"))));
+            clock.runDue();
+            assertThat(first).as("a full disk is retried").isNotDone();
+            clock.advance(Duration.ofSeconds(1));
+            assertThat(first).isCompletedExceptionally();
+            assertThatThrownBy(first::join).hasCauseInstanceOf(FileOwnerException.class);
+        }
     }
 
     @Test

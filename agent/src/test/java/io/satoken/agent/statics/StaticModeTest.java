@@ -10,7 +10,7 @@ import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.SignatureCheck;
-import io.satoken.agent.token.TokenAdoption;
+import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenSourceException;
 import java.nio.charset.StandardCharsets;

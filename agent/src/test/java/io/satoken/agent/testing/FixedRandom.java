@@ -27,6 +27,11 @@ public final class FixedRandom implements RandomGenerator {
     }
 
     @Override
+    public double nextDouble() {
+        return highest ? Math.nextDown(1.0) : 0;
+    }
+
+    @Override
     public long nextLong() {
         throw new UnsupportedOperationException("only bounded draws are pinned");
     }

@@ -2,7 +2,7 @@ package io.satoken.agent.testing;
 
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshPolicy;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TaskScheduler;
 import io.satoken.agent.token.TokenCache;

@@ -3,7 +3,6 @@ package io.satoken.agent.token;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.satoken.agent.refresh.RefreshPolicy;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
@@ -170,6 +169,30 @@ class TokenCacheTest {
     }
 
     @Test
+    void adopt_afterARestart_keepsTheRefreshTimeTheTokenWasMintedWith() throws Exception {
+        // A restarted agent (a new cache, a new policy) adopting its tokens from disk refreshes each when the
+        // old process would have: the jitter comes from the token, so none falls due early and is re-minted.
+        AtomicInteger minted = new AtomicInteger();
+        TokenSource source = key -> new IssuedToken("minted-" + minted.incrementAndGet(), clock.instant(),
+                clock.instant().plus(TTL));
+        List<CachedToken> before = new ArrayList<>();
+        TokenCache first = new TokenCache(source, RefreshPolicy.spread(), clock);
+        for (int i = 0; i < 50; i++) {
+            before.add(first.get(new TokenKey("ns", "app" + i, List.of("vault"), 3600, BoundObjectRef.NONE)));
+        }
+        Instant soonest = before.stream().map(CachedToken::refreshAt).min(Instant::compareTo).orElseThrow();
+        clock.set(soonest.minusMillis(1)); // the restart comes just before the first of them falls due
+
+        TokenCache restarted = new TokenCache(source, RefreshPolicy.spread(), clock);
+        for (int i = 0; i < 50; i++) {
+            TokenKey key = new TokenKey("ns", "app" + i, List.of("vault"), 3600, BoundObjectRef.NONE);
+            assertThat(restarted.adopt(key, before.get(i).token())).as("adopted %s", key).isTrue();
+            assertThat(restarted.peek(key).orElseThrow().refreshAt()).isEqualTo(before.get(i).refreshAt());
+        }
+        assertThat(minted).hasValue(50);
+    }
+
+    @Test
     void adopt_refusesExpiredOrDueTokens_andNeverReplacesACachedOne() throws Exception {
         IssuedToken due = new IssuedToken("due", START.minus(Duration.ofMinutes(49)), START.plus(Duration.ofMinutes(11)));
         IssuedToken expired = new IssuedToken("old", START.minus(Duration.ofHours(2)), START.minus(Duration.ofHours(1)));
@@ -260,6 +283,19 @@ class TokenCacheTest {
         assertThat(got).hasSize(1); // the caller still gets its answer
         assertThat(c.peek(KEY)).isEmpty();
         assertThat(c.size()).isZero();
+    }
+
+    @Test
+    void current_isTheCachedTokenWithoutACall_untilItExpires() throws Exception {
+        assertThat(cache.current(KEY)).isEmpty();
+        IssuedToken token = cache.get(KEY).token();
+        clock.set(START.plus(Duration.ofMinutes(50))); // due for a refresh: current still makes no call
+        assertThat(cache.current(KEY)).containsSame(token);
+        clock.set(token.expiresAt()); // TM-7: valid at its expiry
+        assertThat(cache.current(KEY)).containsSame(token);
+        clock.set(token.expiresAt().plusNanos(1));
+        assertThat(cache.current(KEY)).isEmpty();
+        assertThat(source.calls()).isEqualTo(1);
     }
 
     @Test

@@ -5,43 +5,25 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1BoundObjectReference;
-import io.kubernetes.client.openapi.models.V1ClusterRole;
-import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
 import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Capabilities;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1HostPathVolumeSource;
-import io.kubernetes.client.openapi.models.V1MutatingWebhook;
-import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
-import io.kubernetes.client.openapi.models.V1PolicyRule;
-import io.kubernetes.client.openapi.models.V1RoleRef;
-import io.kubernetes.client.openapi.models.RbacV1Subject;
-import io.kubernetes.client.openapi.models.V1RuleWithOperations;
 import io.kubernetes.client.openapi.models.V1SeccompProfile;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
-import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
-import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1Volume;
-import io.kubernetes.client.openapi.models.AdmissionregistrationV1WebhookClientConfig;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
-import io.satoken.controlplane.runtime.ControlplaneIT;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -61,10 +43,11 @@ import org.junit.jupiter.api.Test;
 @RequiresKubeApiServer
 public class AdmissionWebhookIT {
 
-    static final String AGENT_NAMESPACE = "satoken-agent";
-    static final String AGENT = "satoken-agent";
+    static final String AGENT_NAMESPACE = WebhookFixture.AGENT_NAMESPACE;
+    static final String AGENT = WebhookFixture.AGENT;
 
     static KubeApiServer server;
+    static WebhookFixture webhook;
     static ControlplaneRuntime runtime;
     static CoreV1Api admin;
     static String namespace;
@@ -76,20 +59,10 @@ public class AdmissionWebhookIT {
         server = KubeApiServer.create().start();
         ApiClient client = server.adminClient();
         admin = new CoreV1Api(client);
-        Path dir = Files.createTempDirectory(server.workDir(), "webhook");
-        TestCertificates.Pair pair = TestCertificates.write(dir, "satoken-webhook");
-        ApiClient watchClient = server.clientFor(server.adminToken());
-        watchClient.setReadTimeout(0);
-        runtime = ControlplaneIT.runInBackground(new ControlplaneRuntime(new ControlplaneRuntime.Settings(
-                Set.of("serviceaccounts"), null, new byte[0], false, 2, new InetSocketAddress("127.0.0.1", 0), null,
-                new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
-                        ServingCertificate.load(pair.cert(), pair.key()), false,
-                        AGENT_NAMESPACE + "/" + AGENT, WebhookServer.Limits.defaults(),
-                        AdmissionWebhook.WEBHOOKS.keySet(), List.of(KubeApiServer.ISSUER))),
-                server.clientFor(server.adminToken()), watchClient));
-        runtime.startServing();
-        register(client, "https://127.0.0.1:" + runtime.webhookAddress().getPort(),
-                pair.pem().getBytes(StandardCharsets.US_ASCII));
+        webhook = WebhookFixture.start(server, Set.of("serviceaccounts"), AdmissionWebhook.WEBHOOKS.keySet());
+        runtime = webhook.runtime();
+        webhook.registerPodWebhook();
+        webhook.registerTokenWebhook();
         namespace = server.createNamespace("app");
         // the API server picks webhook configurations up asynchronously: wait until a pod is mutated
         Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
@@ -101,8 +74,8 @@ public class AdmissionWebhookIT {
 
     @AfterAll
     static void stop() {
-        if (runtime != null) {
-            runtime.close();
+        if (webhook != null) {
+            webhook.close();
         }
         if (server != null) {
             server.close();
@@ -279,7 +252,7 @@ public class AdmissionWebhookIT {
         if (agentApi == null) {
             admin.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(AGENT_NAMESPACE))).execute();
             server.createServiceAccount(AGENT_NAMESPACE, AGENT);
-            allowTokenRequests();
+            webhook.allowAgentTokenRequests();
             V1Pod agentPod = admin.createNamespacedPod(AGENT_NAMESPACE, onNode(pod("agent-a", null), "node-a", AGENT))
                     .execute();
             server.createServiceAccount(namespace, "web");
@@ -337,36 +310,4 @@ public class AdmissionWebhookIT {
     }
 
     /** What the agent's ClusterRole grants: creating tokens for any ServiceAccount. */
-    static void allowTokenRequests() throws ApiException {
-        RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(server.adminClient());
-        rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name("it-agent-tokens"))
-                .rules(List.of(new V1PolicyRule().apiGroups(List.of("")).resources(List.of("serviceaccounts/token"))
-                        .verbs(List.of("create"))))).execute();
-        rbac.createClusterRoleBinding(new V1ClusterRoleBinding().metadata(new V1ObjectMeta().name("it-agent-tokens"))
-                .roleRef(new V1RoleRef().apiGroup("rbac.authorization.k8s.io").kind("ClusterRole").name("it-agent-tokens"))
-                .subjects(List.of(new RbacV1Subject().kind("ServiceAccount").namespace(AGENT_NAMESPACE).name(AGENT))))
-                .execute();
-    }
-
-    static void register(ApiClient client, String base, byte[] caBundle) throws ApiException {
-        AdmissionregistrationV1Api api = new AdmissionregistrationV1Api(client);
-        api.createMutatingWebhookConfiguration(new V1MutatingWebhookConfiguration()
-                .metadata(new V1ObjectMeta().name("satoken-it"))
-                .webhooks(List.of(new V1MutatingWebhook().name("pods.serviceaccount.satoken.io")
-                        .clientConfig(new AdmissionregistrationV1WebhookClientConfig().url(base + AdmissionWebhook.MUTATE_PODS)
-                                .caBundle(caBundle))
-                        .rules(List.of(new V1RuleWithOperations().apiGroups(List.of("")).apiVersions(List.of("v1"))
-                                .resources(List.of("pods")).operations(List.of("CREATE"))))
-                        .failurePolicy("Fail").sideEffects("None").reinvocationPolicy("IfNeeded").timeoutSeconds(10)
-                        .admissionReviewVersions(List.of("v1"))))).execute();
-        api.createValidatingWebhookConfiguration(new V1ValidatingWebhookConfiguration()
-                .metadata(new V1ObjectMeta().name("satoken-it"))
-                .webhooks(List.of(new V1ValidatingWebhook().name("serviceaccount-token.satoken.io")
-                        .clientConfig(new AdmissionregistrationV1WebhookClientConfig()
-                                .url(base + AdmissionWebhook.VALIDATE_TOKEN_REQUESTS).caBundle(caBundle))
-                        .rules(List.of(new V1RuleWithOperations().apiGroups(List.of("")).apiVersions(List.of("v1"))
-                                .resources(List.of("serviceaccounts/token")).operations(List.of("CREATE"))))
-                        .failurePolicy("Fail").sideEffects("None").timeoutSeconds(5)
-                        .admissionReviewVersions(List.of("v1"))))).execute();
-    }
 }

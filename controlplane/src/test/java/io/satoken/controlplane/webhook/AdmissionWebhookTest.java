@@ -6,21 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kubernetes.client.openapi.ApiClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.controlplane.kube.Informers;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.util.List;
 import java.util.Set;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -86,15 +79,6 @@ class AdmissionWebhookTest {
     }
 
     private HttpClient client() throws Exception {
-        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-        store.load(null, null);
-        try (InputStream in = new ByteArrayInputStream(pair.pem().getBytes(StandardCharsets.US_ASCII))) {
-            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trust.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trust.getTrustManagers(), null);
-        return HttpClient.newBuilder().sslContext(context).version(HttpClient.Version.HTTP_1_1).build();
+        return HttpClient.newBuilder().sslContext(pair.trustingIt()).version(HttpClient.Version.HTTP_1_1).build();
     }
 }

@@ -5,33 +5,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
 import io.kubernetes.client.openapi.apis.VersionApi;
-import io.kubernetes.client.openapi.models.AdmissionregistrationV1WebhookClientConfig;
-import io.kubernetes.client.openapi.models.RbacV1Subject;
-import io.kubernetes.client.openapi.models.V1ClusterRole;
-import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1PolicyRule;
-import io.kubernetes.client.openapi.models.V1RoleRef;
-import io.kubernetes.client.openapi.models.V1RuleWithOperations;
-import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
-import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
-import io.satoken.controlplane.runtime.ControlplaneIT;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -58,12 +42,13 @@ import org.junit.jupiter.api.Test;
 @RequiresKubeApiServer
 class NodeFromTokenIT {
 
-    static final String AGENT_NAMESPACE = "satoken-agent";
-    static final String AGENT = "satoken-agent";
+    static final String AGENT_NAMESPACE = WebhookFixture.AGENT_NAMESPACE;
+    static final String AGENT = WebhookFixture.AGENT;
     static final int AGENTS = Integer.getInteger("satoken.nodeFromToken.agents", 20);
     static final int REQUESTS = Integer.getInteger("satoken.nodeFromToken.requests", 50);
 
     static KubeApiServer server;
+    static WebhookFixture webhook;
     static ControlplaneRuntime runtime;
     static CoreV1Api admin;
     static String namespace;
@@ -77,25 +62,15 @@ class NodeFromTokenIT {
         ApiClient client = server.adminClient();
         admin = new CoreV1Api(client);
         serverMinor = Integer.parseInt(new VersionApi(client).getCode().execute().getMinor().replaceAll("\\D", ""));
-        Path dir = Files.createTempDirectory(server.workDir(), "webhook");
-        TestCertificates.Pair pair = TestCertificates.write(dir, "satoken-webhook");
-        ApiClient watchClient = server.clientFor(server.adminToken());
-        watchClient.setReadTimeout(0);
-        runtime = ControlplaneIT.runInBackground(new ControlplaneRuntime(new ControlplaneRuntime.Settings(
-                Set.of(), null, new byte[0], false, 2, new InetSocketAddress("127.0.0.1", 0), null,
-                new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
-                        ServingCertificate.load(pair.cert(), pair.key()), false,
-                        AGENT_NAMESPACE + "/" + AGENT, WebhookServer.Limits.defaults(),
-                        Set.of("serviceaccount-token"), List.of(KubeApiServer.ISSUER))),
-                server.clientFor(server.adminToken()), watchClient));
-        runtime.startServing();
+        webhook = WebhookFixture.start(server, Set.of(), Set.of("serviceaccount-token"));
+        runtime = webhook.runtime();
 
         for (String node : List.of("node-a", "node-b")) {
             admin.createNode(new V1Node().metadata(new V1ObjectMeta().name(node))).execute();
         }
         admin.createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(AGENT_NAMESPACE))).execute();
         server.createServiceAccount(AGENT_NAMESPACE, AGENT);
-        allowTokenRequests();
+        webhook.allowAgentTokenRequests();
         namespace = server.createNamespace("app");
         server.createServiceAccount(namespace, "web");
         near = admin.createNamespacedPod(namespace, AdmissionWebhookIT.onNode(AdmissionWebhookIT.asking(
@@ -103,8 +78,7 @@ class NodeFromTokenIT {
         far = admin.createNamespacedPod(namespace, AdmissionWebhookIT.onNode(AdmissionWebhookIT.asking(
                 AdmissionWebhookIT.pod("far", null), "vault"), "node-b", "web")).execute();
 
-        register(client, "https://127.0.0.1:" + runtime.webhookAddress().getPort(),
-                pair.pem().getBytes(StandardCharsets.US_ASCII));
+        webhook.registerTokenWebhook();
         // the API server picks webhook configurations up asynchronously: wait until the agent is refused
         CoreV1Api probe = agentOnNodeA("agent-probe");
         Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
@@ -119,8 +93,8 @@ class NodeFromTokenIT {
 
     @AfterAll
     static void stop() {
-        if (runtime != null) {
-            runtime.close();
+        if (webhook != null) {
+            webhook.close();
         }
         if (server != null) {
             server.close();
@@ -251,28 +225,5 @@ class NodeFromTokenIT {
     static String request(CoreV1Api agent, V1Pod pod) throws ApiException {
         return agent.createNamespacedServiceAccountToken("web", namespace, AdmissionWebhookIT.boundTo(pod, "vault"))
                 .execute().getStatus().getToken();
-    }
-
-    static void allowTokenRequests() throws ApiException {
-        RbacAuthorizationV1Api rbac = new RbacAuthorizationV1Api(server.adminClient());
-        rbac.createClusterRole(new V1ClusterRole().metadata(new V1ObjectMeta().name("it-agent-tokens"))
-                .rules(List.of(new V1PolicyRule().apiGroups(List.of("")).resources(List.of("serviceaccounts/token"))
-                        .verbs(List.of("create"))))).execute();
-        rbac.createClusterRoleBinding(new V1ClusterRoleBinding().metadata(new V1ObjectMeta().name("it-agent-tokens"))
-                .roleRef(new V1RoleRef().apiGroup("rbac.authorization.k8s.io").kind("ClusterRole").name("it-agent-tokens"))
-                .subjects(List.of(new RbacV1Subject().kind("ServiceAccount").namespace(AGENT_NAMESPACE).name(AGENT))))
-                .execute();
-    }
-
-    static void register(ApiClient client, String base, byte[] caBundle) throws ApiException {
-        new AdmissionregistrationV1Api(client).createValidatingWebhookConfiguration(new V1ValidatingWebhookConfiguration()
-                .metadata(new V1ObjectMeta().name("satoken-it"))
-                .webhooks(List.of(new V1ValidatingWebhook().name("serviceaccount-token.satoken.io")
-                        .clientConfig(new AdmissionregistrationV1WebhookClientConfig()
-                                .url(base + AdmissionWebhook.VALIDATE_TOKEN_REQUESTS).caBundle(caBundle))
-                        .rules(List.of(new V1RuleWithOperations().apiGroups(List.of("")).apiVersions(List.of("v1"))
-                                .resources(List.of("serviceaccounts/token")).operations(List.of("CREATE"))))
-                        .failurePolicy("Fail").sideEffects("None").timeoutSeconds(5)
-                        .admissionReviewVersions(List.of("v1"))))).execute();
     }
 }

@@ -1,17 +1,23 @@
 package io.satoken.controlplane.webhook;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.StringWriter;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.sec.ECPrivateKey;
 import org.bouncycastle.asn1.x500.X500Name;
@@ -39,6 +45,25 @@ public final class TestCertificates {
         /** The certificate as PEM, for a caBundle or a trust store. */
         public String pem() throws IOException {
             return Files.readString(cert);
+        }
+
+        /** A client's TLS context that trusts this certificate alone, as the API server trusts a caBundle. */
+        public SSLContext trustingIt() throws Exception {
+            return trustingIt(null);
+        }
+
+        /** As {@link #trustingIt()}, presenting {@code keys} (may be null) as the client's certificate. */
+        public SSLContext trustingIt(KeyManager[] keys) throws Exception {
+            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+            store.load(null, null);
+            try (InputStream in = Files.newInputStream(cert)) {
+                store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+            }
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(keys, trust.getTrustManagers(), null);
+            return context;
         }
     }
 

@@ -5,14 +5,11 @@ import io.satoken.controlplane.admission.Verdict;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,9 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -167,7 +162,7 @@ class WebhookDrainTest {
 
     private boolean refused() {
         try {
-            SSLSocket socket = (SSLSocket) trusting().getSocketFactory().createSocket("127.0.0.1",
+            SSLSocket socket = (SSLSocket) pair.trustingIt().getSocketFactory().createSocket("127.0.0.1",
                     server.address().getPort());
             socket.close();
             return false;
@@ -179,7 +174,7 @@ class WebhookDrainTest {
     }
 
     private SSLSocket open() throws Exception {
-        SSLSocket socket = (SSLSocket) trusting().getSocketFactory().createSocket("127.0.0.1",
+        SSLSocket socket = (SSLSocket) pair.trustingIt().getSocketFactory().createSocket("127.0.0.1",
                 server.address().getPort());
         socket.setSoTimeout(20_000);
         sockets.add(socket);
@@ -213,16 +208,4 @@ class WebhookDrainTest {
         return head.substring(0, 9) + lower.substring(9) + new String(body, StandardCharsets.UTF_8);
     }
 
-    private SSLContext trusting() throws Exception {
-        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-        store.load(null, null);
-        try (InputStream in = new ByteArrayInputStream(pair.pem().getBytes(StandardCharsets.US_ASCII))) {
-            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trust.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trust.getTrustManagers(), null);
-        return context;
-    }
 }

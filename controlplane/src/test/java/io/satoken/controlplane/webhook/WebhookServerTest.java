@@ -12,7 +12,6 @@ import io.satoken.controlplane.admission.AdmissionFixtures;
 import io.satoken.controlplane.admission.PodMutation;
 import io.satoken.controlplane.admission.ServiceAccountAdmissionTest;
 import io.satoken.controlplane.admission.Verdict;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -25,10 +24,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.Principal;
 import java.security.PrivateKey;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,7 +40,6 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -568,7 +564,7 @@ class WebhookServerTest {
      * {@code certificate} when it is not null.
      */
     private SSLSocket open(String localAddress, TestCertificates.Pair certificate) throws Exception {
-        SSLSocket socket = (SSLSocket) trusting(certificate == null ? null : keys(certificate)).getSocketFactory()
+        SSLSocket socket = (SSLSocket) pair.trustingIt(certificate == null ? null : keys(certificate)).getSocketFactory()
                 .createSocket(java.net.InetAddress.getByName("127.0.0.1"), server.address().getPort(),
                         java.net.InetAddress.getByName(localAddress), 0);
         sockets.add(socket);
@@ -618,13 +614,13 @@ class WebhookServerTest {
     }
 
     private HttpClient client() throws Exception {
-        return HttpClient.newBuilder().sslContext(trusting()).version(HttpClient.Version.HTTP_1_1).build();
+        return HttpClient.newBuilder().sslContext(pair.trustingIt()).version(HttpClient.Version.HTTP_1_1).build();
     }
 
     /** A client presenting {@code certificate} ({@link #keys}), or no certificate when it is null. */
     private HttpClient client(TestCertificates.Pair certificate) throws Exception {
         KeyManager[] keys = certificate == null ? null : keys(certificate);
-        return HttpClient.newBuilder().sslContext(trusting(keys)).version(HttpClient.Version.HTTP_1_1).build();
+        return HttpClient.newBuilder().sslContext(pair.trustingIt(keys)).version(HttpClient.Version.HTTP_1_1).build();
     }
 
     /**
@@ -676,7 +672,8 @@ class WebhookServerTest {
     }
 
     private SSLSocket socket(String protocol) throws Exception {
-        SSLSocket socket = (SSLSocket) trusting().getSocketFactory().createSocket("127.0.0.1", server.address().getPort());
+        SSLSocket socket = (SSLSocket) pair.trustingIt().getSocketFactory()
+                .createSocket("127.0.0.1", server.address().getPort());
         socket.setEnabledProtocols(new String[] {protocol});
         return socket;
     }
@@ -701,21 +698,4 @@ class WebhookServerTest {
         }
     }
 
-    /** Trusts the first certificate, as the API server trusts the caBundle. */
-    private SSLContext trusting() throws Exception {
-        return trusting(null);
-    }
-
-    private SSLContext trusting(KeyManager[] keys) throws Exception {
-        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-        store.load(null, null);
-        try (InputStream in = new ByteArrayInputStream(pair.pem().getBytes(StandardCharsets.US_ASCII))) {
-            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trust.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(keys, trust.getTrustManagers(), null);
-        return context;
-    }
 }

@@ -1,4 +1,4 @@
-package io.satoken.agent.token;
+package io.satoken.agent.refresh;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -16,6 +16,15 @@ import com.nimbusds.jwt.SignedJWT;
 
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.token.BoundObjectRef;
+import io.satoken.agent.token.CachedToken;
+import io.satoken.agent.token.SignatureCheck;
+import io.satoken.agent.token.TokenSourceException;
+import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.IssuerKeys;
+import io.satoken.agent.token.LocalIssuer;
+import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.testing.FakeClock;
 import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.write.AtomicWriter;

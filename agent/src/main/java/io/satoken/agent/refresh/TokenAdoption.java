@@ -1,8 +1,14 @@
-package io.satoken.agent.token;
+package io.satoken.agent.refresh;
 
 import com.nimbusds.jwt.SignedJWT;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
+import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.IssuerKeys;
+import io.satoken.agent.token.SignatureCheck;
+import io.satoken.agent.token.TokenCache;
+import io.satoken.agent.token.TokenInfo;
+import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.write.PublishedFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

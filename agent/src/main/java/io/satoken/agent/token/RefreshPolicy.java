@@ -1,11 +1,13 @@
-package io.satoken.agent.refresh;
+package io.satoken.agent.token;
 
-import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.token.RefreshTime;
 import java.time.Duration;
 import java.time.Instant;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Objects;
-import java.util.Random;
+import java.util.function.ToDoubleFunction;
 import java.util.random.RandomGenerator;
 
 /**
@@ -18,7 +20,9 @@ import java.util.random.RandomGenerator;
  *   <li>{@code exp - floor(ttl * 20 / 100)} (the 80 % rule, integer seconds as upstream).</li>
  * </ul>
  * Upstream draws {@code j} on every check; we draw it once per issued token ({@link #refreshAt}), so
- * a cache hit costs no random draw and the refresh timer knows its instant. {@code j} is uniform in
+ * a cache hit costs no random draw and the refresh timer knows its instant. The agent's policies draw it from
+ * the token itself ({@link #fromToken}): a token adopted from disk after a restart gets the jitter it had when
+ * it was minted, so a restart moves no refresh earlier. {@code j} is uniform in
  * {@code [0, min(max(maxJitter, ttlFraction * min(ttl, 24h)), window / 2))} where
  * {@code window = exp - deadline}; bounding it by half the refresh window keeps short-lived tokens from
  * being refreshed right after they were issued.
@@ -28,7 +32,7 @@ import java.util.random.RandomGenerator;
  * node whose tokens were all issued together, as after a restart or a burst of pods, does not refresh
  * them together.
  */
-public final class RefreshPolicy implements RefreshTime {
+public final class RefreshPolicy {
 
     /** TM-C1: a token this old is refreshed whatever its TTL. */
     public static final Duration MAX_AGE = Duration.ofHours(24);
@@ -40,7 +44,8 @@ public final class RefreshPolicy implements RefreshTime {
 
     private final Duration maxJitter;
     private final double ttlFraction;
-    private final RandomGenerator random;
+    /** Where in its range a token's jitter falls, in [0, 1). */
+    private final ToDoubleFunction<IssuedToken> draw;
 
     /**
      * @param maxJitter upper bound of the jitter; zero disables it
@@ -56,6 +61,15 @@ public final class RefreshPolicy implements RefreshTime {
      * @param random the source of jitter; shared by refreshing threads, so it must be thread-safe
      */
     public RefreshPolicy(Duration maxJitter, double ttlFraction, RandomGenerator random) {
+        this(maxJitter, ttlFraction, token -> Objects.requireNonNull(random, "random").nextDouble());
+    }
+
+    /**
+     * @param maxJitter jitter bound that holds whatever the TTL; zero disables it
+     * @param ttlFraction jitter bound as a share of the TTL (capped at 24 h), in [0, 1); the larger bound wins
+     * @param draw where in its range a token's jitter falls, in [0, 1), such as {@link #fromToken}
+     */
+    public RefreshPolicy(Duration maxJitter, double ttlFraction, ToDoubleFunction<IssuedToken> draw) {
         if (maxJitter.isNegative()) {
             throw new IllegalArgumentException("maxJitter: must not be negative, got " + maxJitter);
         }
@@ -64,17 +78,31 @@ public final class RefreshPolicy implements RefreshTime {
         }
         this.maxJitter = maxJitter;
         this.ttlFraction = ttlFraction;
-        this.random = Objects.requireNonNull(random, "random");
+        this.draw = Objects.requireNonNull(draw, "draw");
     }
 
-    /** Kubelet's numbers: jitter up to 10 s. */
+    /** Kubelet's numbers: jitter up to 10 s, drawn from the token. */
     public static RefreshPolicy standard() {
-        return new RefreshPolicy(DEFAULT_MAX_JITTER, new Random());
+        return new RefreshPolicy(DEFAULT_MAX_JITTER, 0, RefreshPolicy::fromToken);
     }
 
-    /** The agent's default: kubelet's 10 s or 10 % of the TTL, whichever is larger. */
+    /** The agent's default: kubelet's 10 s or 10 % of the TTL, whichever is larger, drawn from the token. */
     public static RefreshPolicy spread() {
-        return new RefreshPolicy(DEFAULT_MAX_JITTER, SPREAD_FRACTION, new Random());
+        return new RefreshPolicy(DEFAULT_MAX_JITTER, SPREAD_FRACTION, RefreshPolicy::fromToken);
+    }
+
+    /**
+     * A token's own draw: the first 53 bits of the SHA-256 of its text, as a fraction in [0, 1). Tokens differ
+     * in their signature, so their draws are as spread as random ones; the same token always draws the same.
+     * Knowing a token's refresh time tells nothing of the token that is not already in it.
+     */
+    public static double fromToken(IssuedToken token) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.token().getBytes(StandardCharsets.UTF_8));
+            return (ByteBuffer.wrap(digest).getLong() >>> 11) * 0x1.0p-53;
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     /**
@@ -101,18 +129,24 @@ public final class RefreshPolicy implements RefreshTime {
         return now.isAfter(deadline(token).minus(jitter));
     }
 
-    /** Draws this token's jitter, in milliseconds, uniform below the bound the class comment gives. */
+    /** This token's jitter, in milliseconds, uniform below the bound the class comment gives. */
     public Duration drawJitter(IssuedToken token) {
         Duration halfWindow = Duration.between(deadline(token), token.expiresAt()).dividedBy(2);
         Duration ttl = token.ttl().compareTo(MAX_AGE) < 0 ? token.ttl() : MAX_AGE;
         Duration proportional = Duration.ofMillis((long) (ttl.toMillis() * ttlFraction));
         Duration bound = proportional.compareTo(maxJitter) > 0 ? proportional : maxJitter;
         long boundMillis = (halfWindow.compareTo(bound) < 0 ? halfWindow : bound).toMillis();
-        return boundMillis <= 0 ? Duration.ZERO : Duration.ofMillis(random.nextLong(boundMillis));
+        if (boundMillis <= 0) {
+            return Duration.ZERO;
+        }
+        double fraction = draw.applyAsDouble(token);
+        if (!(fraction >= 0 && fraction < 1)) {
+            throw new IllegalStateException("jitter draw: must be in [0, 1), got " + fraction);
+        }
+        return Duration.ofMillis((long) (fraction * boundMillis));
     }
 
-    /** The instant after which this token must be refreshed: its deadline minus a fresh jitter. */
-    @Override
+    /** The instant after which this token must be refreshed: its deadline minus its jitter. */
     public Instant refreshAt(IssuedToken token) {
         return deadline(token).minus(drawJitter(token));
     }

@@ -1,9 +1,13 @@
-package io.satoken.controlplane.admission;
+package io.satoken.controlplane.bench;
 
 import static io.satoken.controlplane.admission.AdmissionFixtures.account;
 
+import io.satoken.controlplane.admission.AdmissionFixtures;
+import io.satoken.controlplane.admission.AdmissionRequest;
+import io.satoken.controlplane.admission.PodMutation;
+import io.satoken.controlplane.admission.ServiceAccountAdmissionTest;
+import io.satoken.controlplane.admission.Verdict;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
-import io.satoken.controlplane.bench.WebhookLoad;
 import io.satoken.controlplane.webhook.AdmissionReviews;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;

@@ -1,10 +1,9 @@
-package io.satoken.agent.refresh;
+package io.satoken.agent.token;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.satoken.agent.testing.FixedRandom;
-import io.satoken.agent.token.IssuedToken;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Random;
@@ -128,17 +127,46 @@ class RefreshPolicyTest {
 
     @Test
     void spread_drawsAcrossTheWholeRange() {
-        // 10,000 tokens issued at once land in every minute of the 6-minute spread, none after 48 min.
-        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0.10, new Random(11));
-        IssuedToken t = token(Duration.ofHours(1));
+        // 10,000 tokens issued at once land in every minute of the 6-minute spread, none after 48 min: each
+        // token's draw comes from its text, and tokens differ.
+        RefreshPolicy policy = RefreshPolicy.spread();
         int[] perMinute = new int[6];
         for (int i = 0; i < 10_000; i++) {
+            IssuedToken t = new IssuedToken("header.claims.signature-" + i, START, START.plus(Duration.ofHours(1)));
             Duration age = Duration.between(START, policy.refreshAt(t));
             assertThat(age).isGreaterThan(Duration.ofMinutes(42)).isLessThanOrEqualTo(Duration.ofMinutes(48));
             perMinute[(int) Math.min(5, age.minusMinutes(42).toMinutes())]++;
         }
         assertThat(java.util.Arrays.stream(perMinute).boxed().toList())
                 .allSatisfy(n -> assertThat(n).isBetween(1_400, 1_933));
+    }
+
+    @Test
+    void spread_givesATokenTheSameRefreshTime_inAnotherProcess() {
+        // A token adopted from disk after a restart keeps the refresh time it had when it was minted: a new
+        // policy (a new process) draws the same jitter from the same token, and a different token draws another.
+        IssuedToken minted = new IssuedToken("header.claims.signature-a", START, START.plus(Duration.ofHours(1)));
+        IssuedToken other = new IssuedToken("header.claims.signature-b", START, START.plus(Duration.ofHours(1)));
+        Instant before = RefreshPolicy.spread().refreshAt(minted);
+
+        assertThat(RefreshPolicy.spread().refreshAt(minted)).isEqualTo(before);
+        assertThat(RefreshPolicy.spread().refreshAt(other)).isNotEqualTo(before);
+        assertThat(RefreshPolicy.standard().refreshAt(minted)).isEqualTo(RefreshPolicy.standard().refreshAt(minted));
+    }
+
+    @Test
+    void fromToken_isAFractionBelowOne() {
+        for (int i = 0; i < 1_000; i++) {
+            assertThat(RefreshPolicy.fromToken(new IssuedToken("t" + i, START, START.plusSeconds(600))))
+                    .isGreaterThanOrEqualTo(0).isLessThan(1);
+        }
+    }
+
+    @Test
+    void draw_outsideZeroToOne_isRejected() {
+        RefreshPolicy broken = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0, token -> 1.0);
+        assertThatThrownBy(() -> broken.refreshAt(token(Duration.ofHours(1))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("[0, 1)");
     }
 
     @Test
