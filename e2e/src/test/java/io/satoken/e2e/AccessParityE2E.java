@@ -12,7 +12,6 @@ import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1ProjectedVolumeSource;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
-import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1ServiceAccountTokenProjection;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.openapi.models.V1VolumeMount;
@@ -116,9 +115,7 @@ class AccessParityE2E {
         csi = CsiDriverNode.start(TEST, "parity-agent");
         node = csi.node();
         // root and mixed users: no Pod Security level is enforced here
-        namespace = node.createNamespace("parity", Map.of());
-        new CoreV1Api(node.adminClient()).createNamespacedServiceAccount(namespace,
-                new V1ServiceAccount().metadata(new V1ObjectMeta().name(SA))).execute();
+        namespace = csi.namespace("parity", Map.of(), SA);
     }
 
     @AfterAll

@@ -1,9 +1,12 @@
 package io.satoken.e2e;
 
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.StorageV1Api;
 import io.kubernetes.client.openapi.models.V1CSINode;
 import io.kubernetes.client.openapi.models.V1CSINodeDriver;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.testing.Manifests;
 import io.satoken.e2e.node.KubeletNode;
@@ -90,6 +93,23 @@ final class CsiDriverNode implements AutoCloseable {
     /** The agent's config file, for its {@code explain} command. */
     Path agentConfig() {
         return agentConfig;
+    }
+
+    /**
+     * Creates a namespace {@code prefix-<random>} enforcing the {@code restricted} Pod Security level (latest) and
+     * a ServiceAccount {@code serviceAccount} in it, for the pods of a test; returns the namespace's name.
+     */
+    String restrictedNamespace(String prefix, String serviceAccount) throws ApiException {
+        return namespace(prefix, Map.of("pod-security.kubernetes.io/enforce", "restricted",
+                "pod-security.kubernetes.io/enforce-version", "latest"), serviceAccount);
+    }
+
+    /** As {@link #restrictedNamespace}, with {@code labels} on the namespace (none: no Pod Security level enforced). */
+    String namespace(String prefix, Map<String, String> labels, String serviceAccount) throws ApiException {
+        String namespace = node.createNamespace(prefix, labels);
+        new CoreV1Api(node.adminClient()).createNamespacedServiceAccount(namespace,
+                new V1ServiceAccount().metadata(new V1ObjectMeta().name(serviceAccount))).execute();
+        return namespace;
     }
 
     /** SIGKILLs the agent and starts another on the same kubelet dir and metrics address; returns it once ready. */

@@ -21,7 +21,6 @@ import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1ProjectedVolumeSource;
 import io.kubernetes.client.openapi.models.V1SeccompProfile;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
-import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1ServiceAccountTokenProjection;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1Volume;
@@ -46,6 +45,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.parallel.Execution;
@@ -55,19 +55,31 @@ import org.junit.jupiter.api.parallel.ResourceLock;
 /**
  * The agent as the CSI driver of a real kubelet: real pods in a namespace that enforces the {@code restricted}
  * Pod Security level get their tokens through the kubelet's mount of the agent's tmpfs, side by side with
- * kubelet's own projected token.
+ * kubelet's own projected token; pods that ask for a reload signal get it after each rotation.
  *
  * <p>One node and one agent for the whole class, and the steps build on each other, in order: (a) the
  * restricted pod reads a token the API server accepts, bound to it; (c) compared with kubelet's token in the
  * same pod; (f) another pod reaches nothing of the first one's; (g) bad attributes, and a read-write volume,
  * reach the pod's Events;
  * (h) two more pods start, one reading its token once, one re-reading it every 5 s; (e) the agent is killed and
- * restarted with no TokenRequest for the tokens it holds; (b) both tokens rotate in the running container, the
- * agent's after that restart (so refreshing resumed); (i) the pod that read its token once, before the restart,
- * gets a {@code TokenNotReread} Event at 90 % of the old token's lifetime (the restarted agent knew the file had a
- * reader from the volume's record), the re-reader none, and {@code explain} tells them apart; (d) deleting the pod
- * unmounts and removes everything. The tokens live 600 s, the API server's minimum, so the class waits about
- * ten minutes for the rotations; no test-only setting shortens it.
+ * restarted with no TokenRequest for the tokens it holds; (j) in a second namespace, bad reload attributes reach
+ * the pods' Events, and two pods ask for {@code reloadSignal: SIGHUP}: one's shell re-reads its token on SIGHUP
+ * ({@code trap 'cat ...' HUP}), the other's ignores it ({@code trap '' HUP}); (b) both tokens rotate in the running
+ * container, the agent's after that restart (so refreshing resumed); (i) the pod that read its token once, before
+ * the restart, gets a {@code TokenNotReread} Event at 90 % of the old token's lifetime (the restarted agent knew
+ * the file had a reader from the volume's record), the re-reader none, and {@code explain} tells them apart;
+ * (k) after the rotation the agent signals each SIGHUP pod once the new token is in place; the re-reader opens it
+ * within a second and explain says "re-read at", with no Event; (l) the ignorer stays on its old token: explain
+ * says "not re-read", and at 90 % of the old token's lifetime it gets a {@code TokenNotReread} Event saying it was
+ * signalled, and a {@code TokenExpiringUnread} Event (the default margin, 5 minutes, is already reached then);
+ * (d) deleting the pod unmounts and removes everything.
+ *
+ * <p>The tokens live 600 s, the API server's minimum, and no test-only setting shortens it: the class waits about
+ * ten minutes, once, for every rotation. The agent's metrics count every pod on the node, so the steps that read
+ * them run in an order that keeps each count to its own pods: the SIGHUP pods start after the restart (e), their
+ * tokens {@link #READER_GAP} after {@code once}'s, so the ignorer is reported after (i) has counted {@code once};
+ * (l) deletes the SIGHUP pods before (d) counts the volumes left. The steps of (j), (k) and (l) are tagged
+ * {@value #RELOAD_SIGNALS}: the second tier runs the class without them.
  */
 @Execution(ExecutionMode.CONCURRENT) // waits ~10 min for rotations; see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
@@ -81,6 +93,10 @@ class CsiNodeE2E {
     private static final String SA = "app";
     private static final long USER = 1000;
     private static final long FS_GROUP = 2000;
+    /** The tag of the reload-signal steps (j), (k), (l). */
+    static final String RELOAD_SIGNALS = "reload-signals";
+    /** How much later than {@code once}'s the SIGHUP pods' tokens are issued, at least; see the class comment. */
+    private static final Duration READER_GAP = Duration.ofSeconds(90);
 
     private static CsiDriverNode csi;
     private static KubeletNode node;
@@ -94,6 +110,10 @@ class CsiNodeE2E {
     private static RunningPod rereader;
     private static Instant onceIssued;
     private static Instant onceExpiry;
+    private static String reloadNamespace;
+    private static RunningPod signalRereader;
+    private static RunningPod ignorer;
+    private static Instant reloadIssued;
 
     @BeforeAll
     static void startNodeAndAgent() throws Exception {
@@ -101,10 +121,7 @@ class CsiNodeE2E {
         node = csi.node();
         agent = csi.agent();
 
-        namespace = node.createNamespace("csi", Map.of("pod-security.kubernetes.io/enforce", "restricted",
-                "pod-security.kubernetes.io/enforce-version", "latest"));
-        new CoreV1Api(node.adminClient()).createNamespacedServiceAccount(namespace,
-                new V1ServiceAccount().metadata(new V1ObjectMeta().name(SA))).execute();
+        namespace = csi.restrictedNamespace("csi", SA);
     }
 
     @AfterAll
@@ -260,9 +277,52 @@ class CsiNodeE2E {
                 + "(%.0f tokens issued before): 0 TokenRequests in the 20 s after, all 4 volumes resumed", issued));
     }
 
-    // (b)
+    // (j), and the two SIGHUP pods started
     @Test
     @Order(7)
+    @Tag(RELOAD_SIGNALS)
+    void badReloadAttributes_areFailedMountEventsNamingTheAttribute_andTwoSignalledPodsStart() throws Exception {
+        reloadNamespace = csi.restrictedNamespace("reload", SA);
+        Map<String, String> sighup = Map.of("audience", AUDIENCE, "expirationSeconds", String.valueOf(LIFETIME),
+                "reloadSignal", "SIGHUP");
+        CoreV1Api core = new CoreV1Api(node.adminClient());
+        core.createNamespacedPod(reloadNamespace, reloadPod("badsignal", "sleep 86400",
+                Map.of("reloadSignal", "SIGKILL"))).execute();
+        core.createNamespacedPod(reloadNamespace, reloadPod("badcontainer", "sleep 86400",
+                Map.of("reloadSignal", "SIGHUP", "reloadContainer", "sidecar"))).execute();
+        if (onceIssued != null) { // the ignorer is to be reported after once: see the class comment
+            Duration early = Duration.between(Instant.now(), onceIssued.plus(READER_GAP));
+            if (!early.isNegative()) {
+                SatokenProcess.pause(early);
+            }
+        }
+        signalRereader = node.runPod(reloadNamespace, reloadPod("rereader", "trap 'cat /agent/token >/dev/null' HUP; "
+                + "cat /agent/token >/dev/null; while true; do sleep 1; done", sighup), Duration.ofSeconds(90));
+        ignorer = node.runPod(reloadNamespace, reloadPod("ignorer", "trap '' HUP; cat /agent/token >/dev/null; "
+                + "while true; do sleep 1; done", sighup), Duration.ofSeconds(90));
+        String firstToken = IssuedTokens.record(exec(ignorer, "cat", "/agent/token").strip());
+        reloadIssued = JwtClaims.of(firstToken).issuedAt();
+
+        String[] message = new String[2];
+        awaitTrue("FailedMount Events on badsignal and badcontainer", Duration.ofSeconds(60), () -> {
+            message[0] = warning(reloadNamespace, "badsignal", "FailedMount");
+            message[1] = warning(reloadNamespace, "badcontainer", "FailedMount");
+            return message[0] != null && message[1] != null;
+        });
+        assertThat(message[0]).contains("volumeAttributes.reloadSignal", "SIGKILL", "must be one of SIGHUP");
+        assertThat(message[1]).contains("volumeAttributes.reloadContainer", "\"sidecar\"", "its containers: app");
+        Figures.record(TEST, "bad reloadSignal: FailedMount \"" + message[0].replaceAll("\\s+", " ") + "\"");
+        Figures.record(TEST, "bad reloadContainer: FailedMount \"" + message[1].replaceAll("\\s+", " ") + "\"");
+        core.deleteNamespacedPod("badsignal", reloadNamespace).gracePeriodSeconds(0).execute();
+        core.deleteNamespacedPod("badcontainer", reloadNamespace).gracePeriodSeconds(0).execute();
+        awaitExplain("explain shows the ignorer's read", Duration.ofSeconds(30),
+                () -> reloadText("ignorer").contains("of the token now in the file"));
+        assertThat(reloadText("rereader")).contains("SIGHUP to container app after each rotation; none sent yet");
+    }
+
+    // (b)
+    @Test
+    @Order(8)
     void bothTokens_rotateInTheRunningContainer_theAgentsAfterItsRestart() throws Exception {
         Instant issued = JwtClaims.of(firstAgentToken).issuedAt();
         Instant kubeletIssued = JwtClaims.of(firstKubeletToken).issuedAt();
@@ -291,7 +351,7 @@ class CsiNodeE2E {
 
     // (i)
     @Test
-    @Order(8)
+    @Order(9)
     void containerThatReadItsTokenOnce_getsTokenNotReread_theRereaderNone_andExplainTellsThemApart()
             throws Exception {
         Instant due = onceIssued.plusSeconds(LIFETIME * 9 / 10);
@@ -340,9 +400,94 @@ class CsiNodeE2E {
         assertThat(agent.metric("satoken_token_files_not_reread")).as("after the pod is gone").isZero();
     }
 
+    // (k)
+    @Test
+    @Order(10)
+    @Tag(RELOAD_SIGNALS)
+    void afterTheRotation_theHandlerOfSighup_rereadsItsTokenWithinASecond_andGetsNoEvent() throws Exception {
+        Instant deadline = reloadIssued.plusSeconds(LIFETIME * 8 / 10 + 60);
+        JsonObject[] reload = new JsonObject[1];
+        awaitExplain("the re-reader is signalled after its token rotated", Duration.between(Instant.now(), deadline),
+                () -> {
+                    reload[0] = reloadState("rereader");
+                    return reload[0] != null && !reload[0].get("signalledAt").isJsonNull();
+                });
+        Instant signalled = Instant.parse(reload[0].get("signalledAt").getAsString());
+        assertThat(reload[0].get("delivered").getAsBoolean()).as(reload[0].toString()).isTrue();
+
+        JsonObject[] file = new JsonObject[1];
+        awaitExplain("the re-reader opens the new token", Duration.ofSeconds(10), () -> {
+            file[0] = reloadFile("rereader");
+            return file[0].get("readCurrentToken").getAsBoolean() && !file[0].get("lastRead").isJsonNull()
+                    && !Instant.parse(file[0].get("lastRead").getAsString()).isBefore(signalled);
+        });
+        Duration latency = Duration.between(signalled, Instant.parse(file[0].get("lastRead").getAsString()));
+        assertThat(latency).as("signal -> re-read").isLessThan(Duration.ofSeconds(3));
+        assertThat(reloadText("rereader")).contains("signalled at", "re-read at");
+        // only now does the test read the file itself: its own open would count as a re-read
+        String rotated = IssuedTokens.record(exec(signalRereader, "cat", "/agent/token").strip());
+        assertThat(JwtClaims.of(rotated).issuedAt()).as("the rotated token").isAfter(reloadIssued);
+        assertThat(JwtClaims.of(rotated).issuedAt()).as("signalled after the new token was written")
+                .isBeforeOrEqualTo(signalled.plusSeconds(1));
+        assertThat(exec(signalRereader, "cat", "/proc/1/status")).as("the shell still runs").contains("State:");
+        Instant written = Instant.parse(file[0].get("rotatedAt").getAsString());
+        assertThat(signalled).as("signalled once the new token is in place").isAfterOrEqualTo(written);
+        Figures.record(TEST, String.format(Locale.ROOT, "SIGHUP handler that re-reads: signalled %d ms after the new "
+                + "token was written, re-read %d ms after the signal (the shell runs its trap when its 1 s sleep ends)",
+                Duration.between(written, signalled).toMillis(), latency.toMillis()));
+    }
+
+    // (l)
+    @Test
+    @Order(11)
+    @Tag(RELOAD_SIGNALS)
+    void theContainerIgnoringSighup_showsSignalledNotReread_thenBothWarningEvents() throws Exception {
+        JsonObject[] reload = new JsonObject[1];
+        awaitExplain("the ignorer is signalled", Duration.ofSeconds(60), () -> {
+            reload[0] = reloadState("ignorer");
+            return reload[0] != null && !reload[0].get("signalledAt").isJsonNull();
+        });
+        assertThat(reload[0].get("delivered").getAsBoolean()).isTrue();
+        SatokenProcess.pause(Duration.ofSeconds(3));
+        assertThat(reloadText("ignorer")).contains("signalled at", "not re-read");
+
+        Instant due = reloadIssued.plusSeconds(LIFETIME * 9 / 10);
+        String[] message = new String[2];
+        awaitTrue("TokenNotReread and TokenExpiringUnread on the ignorer",
+                Duration.between(Instant.now(), due).plusSeconds(90), () -> {
+                    message[0] = warning(reloadNamespace, "ignorer", "TokenNotReread");
+                    message[1] = warning(reloadNamespace, "ignorer", "TokenExpiringUnread");
+                    return message[0] != null && message[1] != null;
+                });
+        Instant seen = Instant.now();
+        assertThat(message[0]).contains("The agent sent SIGHUP to container app", "it was signalled, and did not "
+                + "re-read");
+        assertThat(message[1]).contains("is still not opened", "expires at");
+        assertThat(warning(reloadNamespace, "rereader", "TokenNotReread")).as("TokenNotReread on the re-reader")
+                .isNull();
+        assertThat(warning(reloadNamespace, "rereader", "TokenExpiringUnread")).as("TokenExpiringUnread on the "
+                + "re-reader").isNull();
+        assertThat(agent.metric("satoken_token_files_expiring_unread")).isEqualTo(1.0);
+        assertThat(agent.metric("satoken_reload_signals_total", "result=\"delivered\"")).isEqualTo(2.0);
+        assertThat(reloadText("ignorer")).contains("TokenNotReread at", "TokenExpiringUnread at");
+        Figures.record(TEST, String.format(Locale.ROOT, "SIGHUP ignored: explain \"signalled, not re-read\"; "
+                + "TokenNotReread (\"signalled, and did not re-read\") and TokenExpiringUnread %.0f s after the held "
+                + "token was issued (due at %d s; the 300 s default margin is reached by then)",
+                Duration.between(reloadIssued, seen).toMillis() / 1000.0, LIFETIME * 9 / 10));
+
+        // (d) counts the volumes left: the SIGHUP pods go first
+        for (String pod : List.of("rereader", "ignorer")) {
+            new CoreV1Api(node.adminClient()).deleteNamespacedPod(pod, reloadNamespace).gracePeriodSeconds(0).execute();
+        }
+        Path rereaderDir = node.rootDir().resolve("pods").resolve(signalRereader.uid());
+        Path ignorerDir = node.rootDir().resolve("pods").resolve(ignorer.uid());
+        awaitTrue("the SIGHUP pods' directories are gone", Duration.ofSeconds(90),
+                () -> !Files.exists(rereaderDir) && !Files.exists(ignorerDir));
+    }
+
     // (d)
     @Test
-    @Order(9)
+    @Order(12)
     void deletingThePod_unpublishesTheVolume_andLeavesNothingOnTheNode() throws Exception {
         Path podDir = node.rootDir().resolve("pods").resolve(app.uid());
         Path records = node.rootDir().resolve("plugins").resolve(DRIVER).resolve("volumes");
@@ -357,8 +502,8 @@ class CsiNodeE2E {
         double requests = agent.metric("satoken_token_requests_total", "result=\"success\"");
         Figures.record(TEST, String.format(Locale.ROOT, "pod deleted: volume unpublished, tmpfs unmounted, pod "
                 + "directory and record removed; TokenRequests: %.0f by the first agent for 4 pods' publishes, 0 at the "
-                + "restart, %.0f by the restarted agent for the rotations seen so far: one per pod per token lifetime",
-                issuedBeforeRestart, requests));
+                + "restart, %.0f by the restarted agent for the rotations seen so far (one per pod per token lifetime)"
+                + "%s", issuedBeforeRestart, requests, reloadNamespace == null ? "" : " and the 2 SIGHUP pods' publishes"));
     }
 
     // --- the pieces -----------------------------------------------------------------------------
@@ -380,6 +525,61 @@ class CsiNodeE2E {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
+        }
+    }
+
+    /** A restricted pod in the reload namespace whose container {@code app} runs {@code script}, the agent's volume at /agent. */
+    private static V1Pod reloadPod(String name, String script, Map<String, String> attributes) {
+        V1Pod pod = readerPod(name, script, attributes);
+        pod.getMetadata().namespace(reloadNamespace);
+        return pod;
+    }
+
+    /** {@code explain} of a pod in the reload namespace, in text. */
+    private static String reloadText(String pod) {
+        return reloadExplain(pod, false);
+    }
+
+    /** The reload namespace's pod's volume's {@code reload} object in explain's JSON, or null. */
+    private static JsonObject reloadState(String pod) {
+        JsonObject dir = JsonParser.parseString(reloadExplain(pod, true)).getAsJsonObject()
+                .getAsJsonArray("directories").get(0).getAsJsonObject();
+        return dir.has("reload") ? dir.getAsJsonObject("reload") : null;
+    }
+
+    /** The reload namespace's pod's token file in explain's JSON. */
+    private static JsonObject reloadFile(String pod) {
+        return JsonParser.parseString(reloadExplain(pod, true)).getAsJsonObject().getAsJsonArray("directories").get(0)
+                .getAsJsonObject().getAsJsonArray("files").get(0).getAsJsonObject();
+    }
+
+    private static String reloadExplain(String pod, boolean json) {
+        List<String> command = json
+                ? List.of(E2E.agentLauncher().toString(), "explain", "--config", csi.agentConfig().toString(),
+                        "--output", "json", reloadNamespace + "/" + pod)
+                : List.of(E2E.agentLauncher().toString(), "explain", "--config", csi.agentConfig().toString(),
+                        reloadNamespace + "/" + pod);
+        try {
+            Commands.Result result = Commands.run("reload-explain-" + pod, command, Duration.ofSeconds(60));
+            assertThat(result.exit()).as(result.output()).isZero();
+            assertThat(result.output()).doesNotContainPattern(IssuedTokens.JWT_SHAPE);
+            return result.output();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /** As {@link #awaitTrue}, polling once a second: each explain starts a JVM. */
+    private static void awaitExplain(String what, Duration timeout, BooleanSupplier condition) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!condition.getAsBoolean()) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting until " + what);
+            }
+            SatokenProcess.pause(Duration.ofSeconds(1));
         }
     }
 
@@ -450,10 +650,15 @@ class CsiNodeE2E {
         return warning(pod, "FailedMount");
     }
 
-    /** The message of the pod's first Event with that reason, or null. */
+    /** The message of the first Event with that reason of the pod in the test's namespace, or null. */
     private static String warning(String pod, String reason) {
+        return warning(namespace, pod, reason);
+    }
+
+    /** The message of the pod's first Event with that reason, or null. */
+    private static String warning(String podNamespace, String pod, String reason) {
         try {
-            List<CoreV1Event> events = new CoreV1Api(node.adminClient()).listNamespacedEvent(namespace)
+            List<CoreV1Event> events = new CoreV1Api(node.adminClient()).listNamespacedEvent(podNamespace)
                     .fieldSelector("involvedObject.name=" + pod).execute().getItems();
             return events.stream().filter(e -> reason.equals(e.getReason())).map(CoreV1Event::getMessage)
                     .filter(Objects::nonNull).findFirst().orElse(null);
