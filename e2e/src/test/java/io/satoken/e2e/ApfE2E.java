@@ -177,7 +177,7 @@ class ApfE2E {
     /** The agent's TokenRequests for {@link #AGENT_SECONDS} s, with the noise running when {@code noisy} is given. */
     static Phase agentPhase(KubeApiServer server, ApiClient agentClient, String app, V1Pod web,
             List<ApiClient> noisy, String noise) throws Exception {
-        String before = ApiServerMetrics.scrape(server);
+        String before = server.metricsText();
         AtomicBoolean flooding = new AtomicBoolean(noisy != null);
         ExecutorService noiseThreads = Executors.newFixedThreadPool(NOISY_ACCOUNTS * NOISY_THREADS);
         if (noisy != null) {
@@ -244,7 +244,7 @@ class ApfE2E {
         flooding.set(false);
         noiseThreads.shutdown();
         assertThat(noiseThreads.awaitTermination(3, TimeUnit.MINUTES)).as("the flood stopped").isTrue();
-        String after = ApiServerMetrics.scrape(server);
+        String after = server.metricsText();
         List<Long> sorted = new ArrayList<>(nanos);
         Collections.sort(sorted);
         int n = sorted.size();

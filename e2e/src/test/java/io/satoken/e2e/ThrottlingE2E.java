@@ -77,7 +77,7 @@ class ThrottlingE2E {
 
     private static void burst(KubeApiServer server, SatokenProcess agent, KubeletCsiClient kubelet, String namespace)
             throws Exception {
-        double server429Before = PrometheusText.value(ApiServerMetrics.scrape(server), "apiserver_request_total",
+        double server429Before = PrometheusText.value(server.metricsText(), "apiserver_request_total",
                 "code=\"429\"");
         NodePods pods = new NodePods(server.adminClient(), namespace, NODE, "app");
         List<CompletableFuture<Path>> published = Collections.synchronizedList(new ArrayList<>());
@@ -114,7 +114,7 @@ class ThrottlingE2E {
             double success = PrometheusText.value(metrics, "satoken_token_requests_total", "result=\"success\"");
             double retryable = PrometheusText.value(metrics, "satoken_token_requests_total", "result=\"retryable\"");
             double refused = PrometheusText.value(metrics, "satoken_token_requests_total", "result=\"refused\"");
-            String serverMetrics = ApiServerMetrics.scrape(server);
+            String serverMetrics = server.metricsText();
             double serverTokens = PrometheusText.value(serverMetrics, "apiserver_request_total",
                     "resource=\"serviceaccounts\"", "subresource=\"token\"", "verb=\"POST\"");
             double serverToken429 = PrometheusText.value(serverMetrics, "apiserver_request_total",

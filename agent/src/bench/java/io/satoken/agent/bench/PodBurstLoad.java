@@ -53,8 +53,6 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
-import okhttp3.Request;
-import okhttp3.Response;
 
 /**
  * The pod-burst load test (BENCHMARKS.md, "Pod burst"): a real kube-apiserver + etcd, the agent as a CSI
@@ -514,12 +512,7 @@ public final class PodBurstLoad {
      * no pods).
      */
     private static Map<String, Double> serverRequests(KubeApiServer server) throws IOException {
-        Request req = new Request.Builder().url(server.url() + "/metrics")
-                .header("Authorization", "Bearer " + server.adminToken()).build();
-        String body;
-        try (Response r = server.adminClient().getHttpClient().newCall(req).execute()) {
-            body = r.body().string();
-        }
+        String body = server.metricsText();
         Map<String, Double> counts = new TreeMap<>();
         for (String line : body.split("\n")) {
             if (!line.startsWith("apiserver_request_total{")) {

@@ -122,6 +122,18 @@ public final class KubeApiServer implements AutoCloseable {
         }
     }
 
+    /** The server's own {@code /metrics} text, read as admin. */
+    public String metricsText() throws IOException {
+        Request req = new Request.Builder().url(url() + "/metrics").header("Authorization", "Bearer " + adminToken())
+                .build();
+        try (Response r = adminClient().getHttpClient().newCall(req).execute()) {
+            if (r.code() != 200) {
+                throw new IOException("kube-apiserver /metrics answered " + r.code());
+            }
+            return r.body().string();
+        }
+    }
+
     /** etcd next to kube-apiserver, else the first {@code etcd} on {@code PATH}. */
     public static Optional<Path> etcdBinary() {
         Path beside = assetsDir().resolve("etcd");

@@ -38,8 +38,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import okhttp3.Request;
-import okhttp3.Response;
 
 /**
  * The ClusterRole aggregation load test (BENCHMARKS.md, "ClusterRole aggregation"). For each side (our
@@ -479,12 +477,7 @@ public final class AggregationLoad {
 
     /** The API server's count of ClusterRole requests by verb, from its apiserver_request_total. */
     private static Map<String, Double> clusterRoleRequests(KubeApiServer server) throws IOException {
-        Request req = new Request.Builder().url(server.url() + "/metrics")
-                .header("Authorization", "Bearer " + server.adminToken()).build();
-        String body;
-        try (Response r = server.adminClient().getHttpClient().newCall(req).execute()) {
-            body = r.body().string();
-        }
+        String body = server.metricsText();
         Map<String, Double> counts = new TreeMap<>();
         for (String line : body.split("\n")) {
             if (line.startsWith("apiserver_request_total{") && line.contains("resource=\"clusterroles\"")) {

@@ -20,8 +20,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import okhttp3.Request;
-import okhttp3.Response;
 
 /**
  * Our legacy tokens controller beside kube-controller-manager's {@code serviceaccount-token} controller, at the
@@ -193,12 +191,7 @@ public final class TokenControllerComparison {
 
     /** The API server's apiserver_request_total for secrets and serviceaccounts, by "resource VERB". */
     static Map<String, Double> requests(KubeApiServer server) throws IOException {
-        Request req = new Request.Builder().url(server.url() + "/metrics")
-                .header("Authorization", "Bearer " + server.adminToken()).build();
-        String body;
-        try (Response r = server.adminClient().getHttpClient().newCall(req).execute()) {
-            body = r.body().string();
-        }
+        String body = server.metricsText();
         Map<String, Double> counts = new TreeMap<>();
         for (String line : body.split("\n")) {
             if (line.startsWith("apiserver_request_total{") && (line.contains("resource=\"secrets\"")
