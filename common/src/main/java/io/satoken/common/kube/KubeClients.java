@@ -32,6 +32,9 @@ import org.yaml.snakeyaml.scanner.ScannerException;
  *   <li>{@code ~/.kube/config} (a node's systemd unit running as a user with a kubeconfig).
  * </ol>
  *
+ * <p>Every client reads objects with {@link TolerantJson}: a field a newer API server adds is skipped, not an
+ * error.
+ *
  * <p>The client gets a 10 s connect timeout and a 30 s read timeout, so that a token request cannot
  * hang a refresh thread forever. That makes it unfit for watches; a watcher needs its own client.
  */
@@ -59,6 +62,7 @@ public final class KubeClients {
      * @throws IOException when no configuration is found (the message lists what was tried) or it is unreadable
      */
     public static ApiClient fromFlags(Path kubeconfig) throws IOException {
+        TolerantJson.install();
         Choice choice = choose(kubeconfig, System.getenv(),
                 Path.of(System.getProperty("user.home")), Path.of(Config.SERVICEACCOUNT_ROOT));
         ApiClient client = choice.inCluster()
@@ -113,6 +117,7 @@ public final class KubeClients {
      * when the YAML parser knows them, and what is wrong in general terms.
      */
     static ApiClient fromKubeconfig(Path file) throws IOException {
+        TolerantJson.install();
         KubeConfig config = load(file);
         config.setFile(file.toAbsolutePath().toFile());
         ApiClient client;

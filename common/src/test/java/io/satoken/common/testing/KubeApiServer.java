@@ -11,6 +11,7 @@ import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.credentials.AccessTokenAuthentication;
+import io.satoken.common.kube.TolerantJson;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -237,8 +238,12 @@ public final class KubeApiServer implements AutoCloseable {
         return adminToken;
     }
 
-    /** A client sending {@code bearerToken}, trusting this server's self-signed certificate. */
+    /**
+     * A client sending {@code bearerToken}, trusting this server's self-signed certificate. Like the programs'
+     * own clients it reads with {@link TolerantJson}, so tests can read what a newer server writes.
+     */
     public ApiClient clientFor(String bearerToken) {
+        TolerantJson.install();
         try {
             ApiClient client = new ClientBuilder()
                     .setBasePath(url())
