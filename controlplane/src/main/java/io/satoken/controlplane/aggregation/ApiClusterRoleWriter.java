@@ -1,11 +1,14 @@
 package io.satoken.controlplane.aggregation;
 
+import com.google.gson.JsonNull;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.util.PatchUtils;
+import io.satoken.controlplane.kube.OwnedPatch;
 
 /** {@link ClusterRoleWriter} through the API server. */
 final class ApiClusterRoleWriter implements ClusterRoleWriter {
@@ -26,8 +29,16 @@ final class ApiClusterRoleWriter implements ClusterRoleWriter {
                 V1Patch.PATCH_FORMAT_APPLY_YAML, client);
     }
 
+    /** A merge patch of {@code rules}: never a PUT, which would drop the fields this client's models lack. */
     @Override
     public void update(V1ClusterRole role) throws ApiException {
-        rbac.replaceClusterRole(role.getMetadata().getName(), role).execute();
+        rulesPatch(role).send(client, V1ClusterRole.class,
+                patch -> rbac.patchClusterRole(role.getMetadata().getName(), patch).buildCall(null));
+    }
+
+    /** The patch: the rules (JSON null when there are none) and the resourceVersion guard; nothing else. */
+    static OwnedPatch rulesPatch(V1ClusterRole role) {
+        return OwnedPatch.merge(role.getMetadata().getResourceVersion()).set("rules",
+                role.getRules() == null ? JsonNull.INSTANCE : JSON.getGson().toJsonTree(role.getRules()));
     }
 }

@@ -12,6 +12,9 @@ interface ClusterRoleWriter {
     /** Server-side apply of {@code body} to ClusterRole {@code name}, as {@link #FIELD_MANAGER}, forced. */
     void apply(String name, String body) throws ApiException;
 
-    /** A full update (PUT) of {@code role}. */
+    /**
+     * CR-6's update after a 415: writes {@code role}'s rules (null: none), and nothing else, guarded by its
+     * resourceVersion; the role's other fields stay as they are on the server (CR-7).
+     */
     void update(V1ClusterRole role) throws ApiException;
 }

@@ -2,7 +2,6 @@ package io.satoken.controlplane.rootca;
 
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.satoken.controlplane.controller.ControllerLoop;
@@ -28,19 +27,8 @@ public final class RootCaPublisher extends LoopController {
     public RootCaPublisher(Informers informers, ApiClient client, byte[] rootCa, int workers,
             ControllerMetrics metrics) {
         super(NAME);
-        CoreV1Api core = new CoreV1Api(client);
-        RootCaSync sync = new RootCaSync(new Lister<>(informers.rootCaConfigMaps().getIndexer()), new ConfigMapWriter() {
-            @Override
-            public void create(V1ConfigMap cm) throws io.kubernetes.client.openapi.ApiException {
-                core.createNamespacedConfigMap(cm.getMetadata().getNamespace(), cm).execute();
-            }
-
-            @Override
-            public void update(V1ConfigMap cm) throws io.kubernetes.client.openapi.ApiException {
-                core.replaceNamespacedConfigMap(cm.getMetadata().getName(), cm.getMetadata().getNamespace(), cm)
-                        .execute();
-            }
-        }, new String(rootCa, StandardCharsets.UTF_8));
+        RootCaSync sync = new RootCaSync(new Lister<>(informers.rootCaConfigMaps().getIndexer()),
+                new ApiConfigMapWriter(client), new String(rootCa, StandardCharsets.UTF_8));
         this.loop = addLoop(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
         informers.namespaces().addEventHandler(EventHandlers.of(
                 ns -> Triggers.namespaceAdded(ns).ifPresent(loop::enqueue),

@@ -8,10 +8,8 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.satoken.controlplane.kube.ApiErrors;
-import io.satoken.controlplane.controller.DeepCopy;
 import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.controller.Reconciler;
-import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,10 +61,8 @@ final class RootCaSync implements Reconciler<String> {
         if (Map.of(CA_KEY, rootCa).equals(cm.getData()) && described) {
             return DONE;
         }
-        V1ConfigMap copy = DeepCopy.of(cm).data(new HashMap<>(Map.of(CA_KEY, rootCa)));
-        copy.getMetadata().putAnnotationsItem(DESCRIPTION_ANNOTATION, DESCRIPTION);
         try {
-            api.update(copy);
+            api.update(cm, Map.of(CA_KEY, rootCa), DESCRIPTION);
             log.info("repaired configmap {}/{}", namespace, Informers.ROOT_CA_CONFIGMAP);
             return DONE;
         } catch (ApiException e) {

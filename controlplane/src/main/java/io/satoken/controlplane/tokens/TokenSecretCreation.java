@@ -137,10 +137,7 @@ final class TokenSecretCreation {
         if (!Objects.equals(live.getMetadata().getUid(), cached.getMetadata().getUid()) || hasReferencedToken(live)) {
             return false;
         }
-        List<V1ObjectReference> refs = live.getSecrets() == null ? new ArrayList<>() : new ArrayList<>(live.getSecrets());
-        refs.add(new V1ObjectReference().name(secretName));
-        live.setSecrets(refs);
-        api.updateServiceAccount(live);
+        api.addSecretReference(live, secretName);
         return true;
     }
 

@@ -148,7 +148,7 @@ final class TokenSync {
         annotations.put(SecretKey.SA_UID_ANNOTATION, sa.getMetadata().getUid());
         live.getMetadata().setAnnotations(annotations);
         try {
-            secrets.mutated(api.updateSecret(live));
+            secrets.mutated(api.writeTokenData(live));
         } catch (ApiException e) {
             if (ApiErrors.isConflict(e) || ApiErrors.isNotFound(e)) {
                 return DONE;
@@ -248,12 +248,10 @@ final class TokenSync {
             return;
         }
         List<V1ObjectReference> refs = Optional.ofNullable(sa.getSecrets()).orElse(List.of());
-        List<V1ObjectReference> kept = refs.stream().filter(r -> !key.name().equals(r.getName())).toList();
-        if (kept.size() == refs.size()) {
+        if (refs.stream().noneMatch(r -> key.name().equals(r.getName()))) {
             return;
         }
-        sa.setSecrets(new ArrayList<>(kept));
-        api.updateServiceAccount(sa);
+        api.removeSecretReference(sa, key.name());
     }
 
     private static boolean empty(byte[] b) {

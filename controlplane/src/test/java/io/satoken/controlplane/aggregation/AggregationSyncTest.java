@@ -11,6 +11,7 @@ import static io.satoken.controlplane.aggregation.Roles.rule;
 import static io.satoken.controlplane.aggregation.Roles.sawRules;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonParser;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.openapi.models.V1LabelSelector;
 import io.kubernetes.client.openapi.models.V1PolicyRule;
@@ -259,6 +260,15 @@ class AggregationSyncTest {
         assertThat(updated.getAggregationRule()).isEqualTo(combined.getAggregationRule());
         assertThat(updated.getRules()).isEqualTo(hammerRules());
         assertThat(combined.getRules()).as("the cached object is never changed").isEmpty();
+        assertThat(JsonParser.parseString(ApiClusterRoleWriter.rulesPatch(updated).json()))
+                .as("the update is sent as a patch of the rules, guarded by the version read")
+                .isEqualTo(JsonParser.parseString("""
+                        {"metadata": {"resourceVersion": "%s"},
+                         "rules": [{"apiGroups": [], "nonResourceURLs": [], "resourceNames": [],
+                                    "resources": ["nails"], "verbs": ["hammer"]},
+                                   {"apiGroups": [], "nonResourceURLs": [], "resourceNames": [],
+                                    "resources": ["wedges"], "verbs": ["hammer"]}]}"""
+                        .formatted(combined.getMetadata().getResourceVersion())));
     }
 
     // CR-2

@@ -2,11 +2,14 @@ package io.satoken.controlplane.rootca;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.satoken.controlplane.controller.DeepCopy;
 import io.satoken.controlplane.controller.Reconciler.Result;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -60,8 +63,10 @@ class RootCaSyncTest {
             }
 
             @Override
-            public void update(V1ConfigMap cm) {
-                updated.add(cm);
+            public void update(V1ConfigMap current, Map<String, String> data, String description) {
+                V1ConfigMap desired = DeepCopy.of(current).data(data);
+                desired.getMetadata().putAnnotationsItem(RootCaSync.DESCRIPTION_ANNOTATION, description);
+                updated.add(desired);
             }
         }, CA);
 
@@ -79,13 +84,14 @@ class RootCaSyncTest {
         }
     }
 
+    /** RC-3's update, as a patch: the data made exactly {ca.crt}, the description set, guarded by the version read. */
     @Test
-    void update_keepsOtherMetadataAndNeverEditsTheCachedObject() {
-        V1ConfigMap cached = configMap(new HashMap<>(Map.of("ca.crt", "old")), false);
+    void update_patchesOnlyTheDataAndTheDescription_andNeverEditsTheCachedObject() {
+        V1ConfigMap cached = configMap(new HashMap<>(Map.of("ca.crt", "old", "extra", "x")), false);
         cached.getMetadata().putLabelsItem("team", "a").putAnnotationsItem("note", "keep");
         Cache<V1ConfigMap> cache = new Cache<>();
         cache.add(cached);
-        List<V1ConfigMap> updated = new ArrayList<>();
+        List<String> patches = new ArrayList<>();
         RootCaSync sync = new RootCaSync(new Lister<>(cache), new ConfigMapWriter() {
             @Override
             public void create(V1ConfigMap cm) {
@@ -93,18 +99,22 @@ class RootCaSyncTest {
             }
 
             @Override
-            public void update(V1ConfigMap cm) {
-                updated.add(cm);
+            public void update(V1ConfigMap current, Map<String, String> data, String description) {
+                patches.add(ApiConfigMapWriter.patch(current, data, description).json());
             }
         }, CA);
 
         sync.reconcile("ns");
 
-        assertThat(updated.get(0).getMetadata().getLabels()).containsEntry("team", "a");
-        assertThat(updated.get(0).getMetadata().getAnnotations()).containsEntry("note", "keep");
-        assertThat(updated.get(0).getMetadata().getResourceVersion()).isEqualTo("5");
+        assertThat(JsonParser.parseString(patches.get(0))).isEqualTo(JsonParser.parseString("""
+                {"metadata": {"resourceVersion": "5", "annotations": {"kubernetes.io/description": %s}},
+                 "data": {"ca.crt": %s, "extra": null}}""".formatted(quote(RootCaSync.DESCRIPTION), quote(CA))));
         assertThat(cached.getData()).containsEntry("ca.crt", "old");
         assertThat(cached.getMetadata().getAnnotations()).doesNotContainKey(RootCaSync.DESCRIPTION_ANNOTATION);
+    }
+
+    private static String quote(String text) {
+        return new JsonPrimitive(text).toString();
     }
 
     @Test
@@ -118,7 +128,7 @@ class RootCaSyncTest {
                 }
 
                 @Override
-                public void update(V1ConfigMap cm) {
+                public void update(V1ConfigMap current, Map<String, String> data, String description) {
                 }
             }, CA);
             assertThat(sync.reconcile("ns")).as("HTTP %d", answer.getKey())

@@ -11,11 +11,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
  * The API server as the tokens controller's tests see it: objects in maps, every call recorded as one
- * line ({@code "update secrets default/token-secret-1 ..."}), answers like the real server's (404 for a
+ * line ({@code "patch secrets default/token-secret-1 ..."}), answers like the real server's (404 for a
  * missing object, 409 for a failed UID precondition or a stale resourceVersion).
  */
 final class RecordingTokensApi implements TokensApi {
@@ -60,9 +61,10 @@ final class RecordingTokensApi implements TokensApi {
         return DeepCopy.of(stored);
     }
 
+    /** As the server applies the merge patch: the named entries and annotations are set, the rest kept. */
     @Override
-    public V1Secret updateSecret(V1Secret secret) throws ApiException {
-        actions.add("update secrets " + secret.getMetadata().getNamespace() + "/" + secret.getMetadata().getName()
+    public V1Secret writeTokenData(V1Secret secret) throws ApiException {
+        actions.add("patch secrets " + secret.getMetadata().getNamespace() + "/" + secret.getMetadata().getName()
                 + " " + render(secret));
         String key = key(secret.getMetadata().getNamespace(), secret.getMetadata().getName());
         V1Secret stored = secrets.get(key);
@@ -72,7 +74,15 @@ final class RecordingTokensApi implements TokensApi {
         if (!stored.getMetadata().getResourceVersion().equals(secret.getMetadata().getResourceVersion())) {
             throw conflict();
         }
-        V1Secret updated = DeepCopy.of(secret);
+        V1Secret updated = DeepCopy.of(stored);
+        Map<String, byte[]> data = new HashMap<>(updated.getData() == null ? Map.of() : updated.getData());
+        data.putAll(secret.getData() == null ? Map.of() : secret.getData());
+        updated.setData(data);
+        Map<String, String> annotations = new HashMap<>(
+                updated.getMetadata().getAnnotations() == null ? Map.of() : updated.getMetadata().getAnnotations());
+        annotations.putAll(secret.getMetadata().getAnnotations() == null ? Map.of()
+                : secret.getMetadata().getAnnotations());
+        updated.getMetadata().setAnnotations(annotations);
         updated.getMetadata().resourceVersion(String.valueOf(nextVersion++));
         secrets.put(key, updated);
         return DeepCopy.of(updated);
@@ -101,13 +111,30 @@ final class RecordingTokensApi implements TokensApi {
         return DeepCopy.of(sa);
     }
 
+    /** As the server applies the strategic merge patch: the name is appended unless listed. */
     @Override
-    public V1ServiceAccount updateServiceAccount(V1ServiceAccount sa) throws ApiException {
-        List<V1ObjectReference> refs = sa.getSecrets() == null ? List.of() : sa.getSecrets();
-        actions.add("update serviceaccounts " + sa.getMetadata().getNamespace() + "/" + sa.getMetadata().getName()
-                + " secrets=" + refs.stream().map(V1ObjectReference::getName).toList());
+    public void addSecretReference(V1ServiceAccount sa, String secretName) throws ApiException {
+        patchReferences(sa, refs -> {
+            if (refs.stream().noneMatch(r -> secretName.equals(r.getName()))) {
+                refs.add(new V1ObjectReference().name(secretName));
+            }
+        });
+    }
+
+    /** As the server applies the {@code $patch: delete} item: every reference of that name goes. */
+    @Override
+    public void removeSecretReference(V1ServiceAccount sa, String secretName) throws ApiException {
+        patchReferences(sa, refs -> refs.removeIf(r -> secretName.equals(r.getName())));
+    }
+
+    private void patchReferences(V1ServiceAccount sa, Consumer<List<V1ObjectReference>> change) throws ApiException {
         String key = key(sa.getMetadata().getNamespace(), sa.getMetadata().getName());
         V1ServiceAccount stored = serviceAccounts.get(key);
+        List<V1ObjectReference> refs = new ArrayList<>(
+                stored == null || stored.getSecrets() == null ? List.of() : stored.getSecrets());
+        change.accept(refs);
+        actions.add("patch serviceaccounts " + sa.getMetadata().getNamespace() + "/" + sa.getMetadata().getName()
+                + " secrets=" + refs.stream().map(V1ObjectReference::getName).toList());
         if (stored == null) {
             throw notFound();
         }
@@ -118,10 +145,10 @@ final class RecordingTokensApi implements TokensApi {
         if (!stored.getMetadata().getResourceVersion().equals(sa.getMetadata().getResourceVersion())) {
             throw conflict();
         }
-        V1ServiceAccount updated = DeepCopy.of(sa);
+        V1ServiceAccount updated = DeepCopy.of(stored);
+        updated.setSecrets(refs);
         updated.getMetadata().resourceVersion(String.valueOf(nextVersion++));
         serviceAccounts.put(key, updated);
-        return DeepCopy.of(updated);
     }
 
     /** The parts of a Secret the controller decides: type, annotations and data (as text). */

@@ -31,7 +31,7 @@ class TokenSecretCreationTest {
         assertThat(sync(sa)).isEqualTo(Result.DONE);
 
         assertThat(f.api.actions).containsExactly("get serviceaccounts default/default", CREATED,
-                "get serviceaccounts default/default", "update serviceaccounts default/default secrets=[default-token-bbbbb]");
+                "get serviceaccounts default/default", "patch serviceaccounts default/default secrets=[default-token-bbbbb]");
         assertThat(f.generated).containsExactly("default/default uid=12345 secret=default-token-bbbbb");
     }
 
@@ -52,7 +52,7 @@ class TokenSecretCreationTest {
         sync(sa);
 
         assertThat(f.api.actions).contains(CREATED,
-                "update serviceaccounts default/default secrets=[missing-secret-1, default-token-bbbbb]");
+                "patch serviceaccounts default/default secrets=[missing-secret-1, default-token-bbbbb]");
     }
 
     @Test
@@ -74,7 +74,7 @@ class TokenSecretCreationTest {
 
         List<String> expected = new ArrayList<>(List.of("get serviceaccounts default/default", CREATED));
         expected.addAll(Collections.nCopies(5, List.of("get serviceaccounts default/default",
-                "update serviceaccounts default/default secrets=[default-token-bbbbb]")).stream().flatMap(List::stream)
+                "patch serviceaccounts default/default secrets=[default-token-bbbbb]")).stream().flatMap(List::stream)
                 .toList());
         expected.add("delete secrets default/default-token-bbbbb uid=90000");
         assertThat(f.api.actions).containsExactlyElementsOf(expected);

@@ -53,8 +53,9 @@ class TokenSyncTest {
         List<String> deleteToken = List.of("delete secrets default/token-secret-1 uid=23456");
         List<String> getSaDeleteToken = List.of("get serviceaccounts default/default",
                 "delete secrets default/token-secret-1 uid=23456");
+        // TC-5: upstream UPDATEs the whole Secret; ours is a patch of the same data and annotations, nothing else
         List<String> fill = List.of("get secrets default/token-secret-1",
-                "update secrets default/token-secret-1 " + CANONICAL);
+                "patch secrets default/token-secret-1 " + CANONICAL);
         List<Case> cases = new ArrayList<>(List.of(
                 new Case("new serviceaccount with no secrets", null, List.of(), Event.ADDED_SA, sa, List.of()),
                 new Case("new serviceaccount with missing secrets", null, List.of(), Event.ADDED_SA, saMissing, List.of()),
@@ -112,7 +113,7 @@ class TokenSyncTest {
                 // TC-4: reference removal reads the account live
                 new Case("deleted secret with serviceaccount with reference", saToken, List.of(), Event.DELETED_SECRET,
                         token, List.of("get serviceaccounts default/default",
-                                "update serviceaccounts default/default secrets=[]")),
+                                "patch serviceaccounts default/default secrets=[]")),
                 new Case("deleted secret with serviceaccount without reference", sa, List.of(), Event.DELETED_SECRET,
                         token, List.of("get serviceaccounts default/default"))));
         return cases.stream();
@@ -183,7 +184,7 @@ class TokenSyncTest {
         f.sync.syncSecret(SecretKey.of(secret).orElseThrow());
 
         assertThat(f.api.actions).containsExactly("get secrets default/token-secret-1",
-                "update secrets default/token-secret-1 " + CANONICAL.replace("namespace=default", "namespace=custom"));
+                "patch secrets default/token-secret-1 " + CANONICAL.replace("namespace=default", "namespace=custom"));
         assertThat(f.generated).containsExactly("default/default uid=12345 secret=token-secret-1");
     }
 
@@ -214,7 +215,7 @@ class TokenSyncTest {
 
         f.sync.syncSecret(SecretKey.of(tokenSecret(s -> s)).orElseThrow());
 
-        assertThat(f.api.actions).hasSize(8).last().isEqualTo("update serviceaccounts default/default secrets=[]");
+        assertThat(f.api.actions).hasSize(8).last().isEqualTo("patch serviceaccounts default/default secrets=[]");
         assertThat(f.api.serviceAccounts.get("default/default").getSecrets()).isEmpty();
     }
 
