@@ -2,7 +2,6 @@ package io.satoken.controlplane.runtime;
 
 import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
-import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.openapi.ApiClient;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -157,7 +156,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
             return EXIT_STOPPED;
         }
         LeaderElectionConfig config = new LeaderElectionConfig(
-                new LeaseLock(election.namespace(), election.name(), election.identity(), serviceClient),
+                new PatchingLeaseLock(election.namespace(), election.name(), election.identity(), serviceClient),
                 election.leaseDuration(), election.renewDeadline(), election.retryPeriod());
         synchronized (this) {
             if (stopping.get()) {

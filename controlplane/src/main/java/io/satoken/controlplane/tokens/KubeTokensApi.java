@@ -12,6 +12,7 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.controlplane.kube.OwnedPatch;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -62,12 +63,22 @@ final class KubeTokensApi implements TokensApi {
         return core.readNamespacedServiceAccount(name, namespace).execute();
     }
 
-    /** A strategic merge patch: {@code .secrets} merges by name, so no other reference is rewritten. */
+    /**
+     * A strategic merge patch: {@code .secrets} merges by name, so no other reference is rewritten; the order
+     * directive puts the new one last, as TC-7 appends it (a plain merge would put it first).
+     */
     @Override
     public void addSecretReference(V1ServiceAccount sa, String secretName) throws ApiException {
         JsonObject reference = new JsonObject();
         reference.addProperty("name", secretName);
-        patchSecrets(sa, reference);
+        JsonArray order = new JsonArray();
+        Optional.ofNullable(sa.getSecrets()).orElse(List.of()).forEach(existing -> {
+            JsonObject name = new JsonObject();
+            name.addProperty("name", existing.getName());
+            order.add(name);
+        });
+        order.add(reference.deepCopy());
+        patchSecrets(sa, reference, order);
     }
 
     /** A strategic merge patch with a {@code $patch: delete} item: the API server drops that name, only. */
@@ -76,17 +87,18 @@ final class KubeTokensApi implements TokensApi {
         JsonObject reference = new JsonObject();
         reference.addProperty("name", secretName);
         reference.addProperty("$patch", "delete");
-        patchSecrets(sa, reference);
+        patchSecrets(sa, reference, null);
     }
 
-    private void patchSecrets(V1ServiceAccount sa, JsonObject item) throws ApiException {
+    private void patchSecrets(V1ServiceAccount sa, JsonObject item, JsonArray order) throws ApiException {
         V1ObjectMeta meta = sa.getMetadata();
         JsonArray secrets = new JsonArray();
         secrets.add(item);
-        OwnedPatch.strategic(meta.getResourceVersion())
-                .set("secrets", secrets)
-                .send(client, V1ServiceAccount.class,
-                        patch -> core.patchNamespacedServiceAccount(meta.getName(), meta.getNamespace(), patch)
-                                .buildCall(null));
+        OwnedPatch owned = OwnedPatch.strategic(meta.getResourceVersion()).set("secrets", secrets);
+        if (order != null) {
+            owned.set("$setElementOrder/secrets", order);
+        }
+        owned.send(client, V1ServiceAccount.class,
+                patch -> core.patchNamespacedServiceAccount(meta.getName(), meta.getNamespace(), patch).buildCall(null));
     }
 }
