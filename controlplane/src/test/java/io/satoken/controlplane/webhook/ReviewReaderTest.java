@@ -3,11 +3,14 @@ package io.satoken.controlplane.webhook;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.satoken.controlplane.admission.AdmissionRequest;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.admission.view.PodView;
 import io.satoken.controlplane.admission.view.TokenRequestView;
+import io.satoken.common.testing.ModelSamples;
 import io.satoken.controlplane.bench.WebhookLoad;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -74,6 +77,40 @@ class ReviewReaderTest {
         assertThat(spec.getAsJsonArray("initContainers").get(0).getAsJsonObject().getAsJsonArray("env").get(0)
                 .getAsJsonObject().getAsJsonObject("valueFrom").getAsJsonObject("secretKeyRef").keySet())
                 .containsExactly("name");
+    }
+
+    /** A newer API server's review: members this version does not know, in every object at every level. */
+    @Test
+    void unknownMembersAtEveryLevel_areSkipped_andTheKnownOnesReadTheSame() throws Exception {
+        String review = WebhookLoad.admissionReview("u-1", "orders");
+        JsonObject withUnknown = JsonParser.parseString(review).getAsJsonObject();
+        addEverywhere(withUnknown);
+
+        JsonObject read = ReviewReader.read(withUnknown.toString().getBytes(StandardCharsets.UTF_8),
+                ReviewReader.Charge.NONE).review();
+
+        assertThat(withUnknown.toString()).contains(ModelSamples.UNKNOWN_FIELD);
+        removeEverywhere(read); // where a map keeps every member (labels, annotations), it is kept as one
+        assertThat(read).isEqualTo(ReviewReader.read(review.getBytes(StandardCharsets.UTF_8),
+                ReviewReader.Charge.NONE).review());
+    }
+
+    private static void addEverywhere(JsonElement element) {
+        if (element.isJsonObject()) {
+            element.getAsJsonObject().entrySet().forEach(e -> addEverywhere(e.getValue()));
+            element.getAsJsonObject().add(ModelSamples.UNKNOWN_FIELD, ModelSamples.unknownValue());
+        } else if (element.isJsonArray()) {
+            element.getAsJsonArray().forEach(ReviewReaderTest::addEverywhere);
+        }
+    }
+
+    private static void removeEverywhere(JsonElement element) {
+        if (element.isJsonObject()) {
+            element.getAsJsonObject().remove(ModelSamples.UNKNOWN_FIELD);
+            element.getAsJsonObject().entrySet().forEach(e -> removeEverywhere(e.getValue()));
+        } else if (element.isJsonArray()) {
+            element.getAsJsonArray().forEach(ReviewReaderTest::removeEverywhere);
+        }
     }
 
     @Test

@@ -8,8 +8,12 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The node's kubelet (from {@link KubeApiServer#assetsDir()}: v1.26.1 by default): a
@@ -31,6 +35,7 @@ import java.util.stream.Collectors;
 final class Kubelet {
 
     private static final Duration STOP_GRACE = Duration.ofSeconds(15);
+    private static volatile int minorVersion = -1;
 
     private final Path dir;
     private final String nodeName;
@@ -56,6 +61,7 @@ final class Kubelet {
         config.put("failSwapOn", "false");
         config.put("protectKernelDefaults", "false");
         config.put("makeIPTablesUtilChains", "false");
+
         config.put("hairpinMode", "none");
         config.put("serializeImagePulls", "false");
         config.put("imageGCHighThresholdPercent", "100");
@@ -68,6 +74,32 @@ final class Kubelet {
         // the FlexVolume directory, else /usr/libexec/kubernetes/kubelet-plugins/volume/exec is created
         config.put("volumePluginDir", "\"" + dir.resolve("kubelet-volume-plugins") + "\"");
         config.putAll(overrides);
+    }
+
+    /**
+     * The kubelet's minor version, from {@code kubelet --version} ({@code Kubernetes v1.36.2}): the flags and
+     * fields it takes differ by version. 0 when it cannot be read.
+     */
+    static int minorVersion() {
+        if (minorVersion < 0) {
+            minorVersion = binary().map(Kubelet::readMinorVersion).orElse(0);
+        }
+        return minorVersion;
+    }
+
+    private static int readMinorVersion(Path kubelet) {
+        try {
+            Process p = new ProcessBuilder(kubelet.toString(), "--version").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            p.waitFor();
+            Matcher m = Pattern.compile("v1\\.(\\d+)\\.").matcher(out);
+            return m.find() ? Integer.parseInt(m.group(1)) : 0;
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        }
     }
 
     /** {@code kubelet} in {@code $KUBEBUILDER_ASSETS}, when it is there. */
@@ -84,6 +116,9 @@ final class Kubelet {
     /** Writes its files and starts it; readiness is the node's Ready condition, awaited by the caller. */
     void start(KubeApiServer server, NodeCertificates.Pair clientCert, Path containerdSocket) throws IOException {
         Files.createDirectories(rootDir());
+        if (minorVersion() >= 31) {
+            config.putIfAbsent("failCgroupV1", "false"); // from 1.35 a cgroup v1 host (this one) is refused unless asked
+        }
         Path configFile = dir.resolve("kubelet-config.yaml");
         Files.writeString(configFile, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
                 + config.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue() + "\n")
@@ -110,7 +145,7 @@ final class Kubelet {
                 current-context: node
                 """.formatted(server.url(), server.servingCertificate(), nodeName, clientCert.cert(),
                 clientCert.key(), nodeName));
-        process = NodeProcess.start("kubelet", List.of(
+        process = NodeProcess.start("kubelet", Stream.of(
                 binary().orElseThrow(() -> new IOException("kubelet not found in " + KubeApiServer.assetsDir()))
                         .toString(),
                 "--config=" + configFile,
@@ -119,9 +154,10 @@ final class Kubelet {
                 "--cert-dir=" + dir.resolve("kubelet-pki"),
                 "--hostname-override=" + nodeName,
                 "--container-runtime-endpoint=unix://" + containerdSocket,
-                "--pod-infra-container-image=" + TestImages.PAUSE,
+                // gone in 1.35, where containerd's sandbox_image (the same image) is the only setting
+                minorVersion() >= 35 ? null : "--pod-infra-container-image=" + TestImages.PAUSE,
                 // each pod's sync steps, and never a token at this level (SecretsHygieneE2E reads this log)
-                "--v=2"));
+                "--v=2").filter(Objects::nonNull).toList());
     }
 
     NodeProcess process() {
