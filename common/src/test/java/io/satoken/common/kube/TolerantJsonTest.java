@@ -21,6 +21,7 @@ import io.kubernetes.client.openapi.models.V1DaemonSetList;
 import io.kubernetes.client.openapi.models.V1Lease;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1NamespaceList;
+import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.openapi.models.V1Secret;
@@ -65,7 +66,8 @@ class TolerantJsonTest {
                 AuthenticationV1TokenRequest.class, V1Status.class, VersionInfo.class,
                 V1ServiceAccount.class, V1ServiceAccountList.class, V1Secret.class, V1SecretList.class,
                 V1ConfigMap.class, V1ConfigMapList.class, V1ClusterRole.class, V1ClusterRoleList.class,
-                V1DaemonSet.class, V1DaemonSetList.class, V1Namespace.class, V1NamespaceList.class, V1Lease.class);
+                V1DaemonSet.class, V1DaemonSetList.class, V1Namespace.class, V1NamespaceList.class, V1Lease.class,
+                V1Node.class); // the tests' own harness waits on the Node's status (1.36 adds declaredFeatures)
     }
 
     @ParameterizedTest(name = "{0}")
