@@ -47,8 +47,8 @@ public final class AdmissionWebhook implements AutoCloseable {
     public static final String VALIDATE_TOKEN_REQUESTS = "/validate/serviceaccount-token";
     /** How often the certificate files are checked for changes. */
     static final Duration CERTIFICATE_POLL = Duration.ofSeconds(10);
-    /** How often the check of --agent-service-account is repeated until it confirms the account. */
-    static final Duration AGENT_CHECK_RETRY = Duration.ofSeconds(15);
+    /** How often the check of --agent-service-account runs: at once, then this often for as long as it serves. */
+    static final Duration AGENT_CHECK_PERIOD = Duration.ofSeconds(15);
 
     /** {@code --webhooks} names, each with the path it serves. */
     public static final Map<String, String> WEBHOOKS = Map.of("pods", MUTATE_PODS,
@@ -253,12 +253,8 @@ public final class AdmissionWebhook implements AutoCloseable {
             }
         }, CERTIFICATE_POLL.toMillis(), CERTIFICATE_POLL.toMillis(), TimeUnit.MILLISECONDS);
         if (agentCheck != null) {
-            // at once, then again until confirmed
-            poll.scheduleWithFixedDelay(() -> {
-                if (!agentCheck.settled()) {
-                    agentCheck.run();
-                }
-            }, 0, AGENT_CHECK_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+            // at once, then for as long as it serves: a confirmed account can still be changed under it
+            poll.scheduleWithFixedDelay(agentCheck::run, 0, AGENT_CHECK_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 

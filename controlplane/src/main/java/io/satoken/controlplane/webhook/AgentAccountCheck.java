@@ -11,22 +11,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Checks, when the token webhook starts, that the ServiceAccount it confines ({@code --agent-service-account}) is
- * the node agent's: that it exists and that the agent's DaemonSet (found by its label, {@value #AGENT_SELECTOR},
- * in any namespace) runs as it. A webhook that confines another account confines nothing: the agent's token
- * requests would pass unchecked. That happens when the agent is rendered into another namespace and the control
- * plane is not rendered with it.
+ * Checks that the ServiceAccount the token webhook confines ({@code --agent-service-account}) is the node agent's:
+ * that it exists and that the agent's DaemonSet runs as it. A webhook that confines another account confines
+ * nothing: the agent's token requests would pass unchecked.
+ *
+ * <p>The agent's DaemonSet is the one labelled {@value #AGENT_SELECTOR} in the account's own namespace: a pod can
+ * run only as an account of its namespace, so the agent and its account live together. Labelled DaemonSets in other
+ * namespaces are look-alikes: anyone who may create a DaemonSet in their own namespace can make one, so they never
+ * decide readiness. They are counted ({@code satoken_webhook_agent_lookalike_daemonsets}) and logged, and an agent
+ * really moved there without the flag following it is reported by the agent itself
+ * ({@code satoken_agent_token_confinement}, alert {@code SatokenAgentTokensUnconfined}).
  *
  * <ul>
- *   <li>{@link State#CONFIRMED}: a DaemonSet runs as the account, which exists;</li>
- *   <li>{@link State#MISMATCH}: a DaemonSet runs as another account, or the account does not exist: logged as
- *       an error, and the webhook is not ready ({@code /readyz} fails), so a rollout with the wrong account stops
- *       before an old replica goes, and a first install never registers it;</li>
- *   <li>{@link State#NO_AGENT}: no agent DaemonSet yet (the install puts the agent after the webhook): ready, with
- *       a warning. The agent itself reports whether a webhook confines it.</li>
+ *   <li>{@link State#CONFIRMED}: a DaemonSet there runs as the account, which exists;</li>
+ *   <li>{@link State#MISMATCH}: a DaemonSet there runs as another account, or the account does not exist: logged
+ *       as an error, and the webhook is not ready ({@code /readyz} fails; alert
+ *       {@code SatokenWebhookAgentAccountMismatch}), so a rollout with the wrong account stops before an old replica
+ *       goes, and a first install never registers it;</li>
+ *   <li>{@link State#NO_AGENT}: no agent DaemonSet there yet (the install puts the agent after the webhook):
+ *       ready, with a warning.</li>
  * </ul>
- * Until it is {@link State#CONFIRMED} the check is repeated, so a corrected DaemonSet or account makes the webhook
- * ready without a restart; once confirmed it is not repeated.
+ * The check is repeated for as long as the webhook runs, so a corrected DaemonSet or account makes it ready, and a
+ * later mismatch unready, without a restart.
  */
 public final class AgentAccountCheck {
 
@@ -65,6 +71,7 @@ public final class AgentAccountCheck {
     private final Cluster cluster;
     private volatile State state = State.PENDING;
     private volatile String reason = "not checked yet";
+    private volatile List<String> lookalikes = List.of();
 
     AgentAccountCheck(NodeTokenRestriction.AgentAccount agent, Cluster cluster, MeterRegistry registry) {
         this.agent = Objects.requireNonNull(agent);
@@ -76,17 +83,16 @@ public final class AgentAccountCheck {
                             + "ready), no-agent (no agent DaemonSet yet), pending (not checked yet)")
                     .tag("state", s.label()).register(registry);
         }
+        Gauge.builder("satoken_webhook_agent_lookalike_daemonsets", () -> lookalikes.size())
+                .description("DaemonSets labelled " + AGENT_SELECTOR + " outside the namespace of"
+                        + " --agent-service-account: not the agent, never a reason to be unready; see the log")
+                .register(registry);
     }
 
     /** Whether the webhook may be ready: not before the first check, never on a mismatch. */
     public boolean allowsReady() {
         State s = state;
         return s == State.CONFIRMED || s == State.NO_AGENT;
-    }
-
-    /** Whether it should be run again (until confirmed). */
-    public boolean settled() {
-        return state == State.CONFIRMED;
     }
 
     public State state() {
@@ -97,6 +103,11 @@ public final class AgentAccountCheck {
         return reason;
     }
 
+    /** The labelled DaemonSets outside the agent's namespace, as "namespace/name runs as namespace/account". */
+    public List<String> lookalikes() {
+        return lookalikes;
+    }
+
     /**
      * Runs the check once, and logs what changed: an error for a mismatch, a warning for no agent, one line when
      * confirmed. A failed read keeps the last state (pending at first: not ready) and is logged.
@@ -104,9 +115,17 @@ public final class AgentAccountCheck {
     public State run() {
         State found;
         String why;
+        List<String> elsewhere = new ArrayList<>();
         try {
             String configured = agent.namespace() + "/" + agent.name();
-            List<AgentDaemonSet> daemonSets = cluster.agentDaemonSets();
+            List<AgentDaemonSet> daemonSets = new ArrayList<>();
+            for (AgentDaemonSet ds : cluster.agentDaemonSets()) {
+                if (ds.namespace().equals(agent.namespace())) {
+                    daemonSets.add(ds);
+                } else {
+                    elsewhere.add(ds.namespace() + "/" + ds.name() + " runs as " + ds.account());
+                }
+            }
             List<String> others = new ArrayList<>();
             for (AgentDaemonSet ds : daemonSets) {
                 if (!ds.account().equals(configured)) {
@@ -125,8 +144,8 @@ public final class AgentAccountCheck {
                         + " DaemonSet names it";
             } else if (daemonSets.isEmpty()) {
                 found = State.NO_AGENT;
-                why = "no agent DaemonSet (label " + AGENT_SELECTOR + ") in any namespace yet; the token webhook"
-                        + " confines " + configured + (exists ? "" : ", which does not exist yet");
+                why = "no agent DaemonSet (label " + AGENT_SELECTOR + ") in namespace " + agent.namespace()
+                        + " yet; the token webhook confines " + configured + (exists ? "" : ", which does not exist yet");
             } else {
                 found = State.CONFIRMED;
                 why = "the agent's DaemonSet runs as " + configured + ", which the token webhook confines";
@@ -143,6 +162,12 @@ public final class AgentAccountCheck {
                 default -> log.info("{}", why);
             }
         }
+        if (!elsewhere.equals(lookalikes) && !elsewhere.isEmpty()) {
+            log.warn("DaemonSets labelled {} outside namespace {}, not the agent (readiness does not depend on them;"
+                    + " an agent really moved there is unconfined until the control plane follows it): {}",
+                    AGENT_SELECTOR, agent.namespace(), String.join("; ", elsewhere));
+        }
+        lookalikes = List.copyOf(elsewhere);
         reason = why;
         state = found;
         return found;

@@ -482,16 +482,16 @@ class DeployManifestsIT {
                 controllers("tokens: cache ServiceAccounts", "list", "serviceaccounts", "", "", true),
                 controllers("tokens: watch ServiceAccounts", "watch", "serviceaccounts", "", "", true),
                 controllers("tokens: read a ServiceAccount live", "get", "serviceaccounts", "default", "x", true),
-                controllers("tokens: edit .secrets", "update", "serviceaccounts", "default", "x", true),
+                controllers("tokens: edit .secrets (a patch)", "patch", "serviceaccounts", "default", "x", true),
                 controllers("tokens: no ServiceAccount delete", "delete", "serviceaccounts", "default", "x", false),
-                controllers("tokens: no ServiceAccount patch", "patch", "serviceaccounts", "default", "x", false),
+                controllers("tokens: no ServiceAccount update (PUT)", "update", "serviceaccounts", "default", "x", false),
                 controllers("tokens: cache token Secrets", "list", "secrets", "", "", true),
                 controllers("tokens: watch token Secrets", "watch", "secrets", "", "", true),
                 controllers("tokens: read a Secret live", "get", "secrets", "default", "x", true),
                 controllers("tokens: create a token Secret", "create", "secrets", "default", "", true),
-                controllers("tokens: fill a token Secret", "update", "secrets", "default", "x", true),
+                controllers("tokens: fill a token Secret (a patch)", "patch", "secrets", "default", "x", true),
                 controllers("tokens: delete a token Secret", "delete", "secrets", "default", "x", true),
-                controllers("tokens: no Secret patch", "patch", "secrets", "default", "x", false),
+                controllers("tokens: no Secret update (PUT)", "update", "secrets", "default", "x", false),
                 controllers("no token requests", "create", "serviceaccounts/token", "default", "x", false),
                 // serviceaccounts
                 controllers("serviceaccounts: list namespaces", "list", "namespaces", "", "", true),
@@ -503,20 +503,20 @@ class DeployManifestsIT {
                 controllers("root-ca: create kube-root-ca.crt", "create", "configmaps", "default", "", true),
                 controllers("root-ca: list kube-root-ca.crt", "list", "configmaps", "", "kube-root-ca.crt", true),
                 controllers("root-ca: watch kube-root-ca.crt", "watch", "configmaps", "", "kube-root-ca.crt", true),
-                controllers("root-ca: update kube-root-ca.crt", "update", "configmaps", "default", "kube-root-ca.crt",
+                controllers("root-ca: patch kube-root-ca.crt", "patch", "configmaps", "default", "kube-root-ca.crt",
                         true),
-                controllers("no update of another ConfigMap", "update", "configmaps", "default", "app-config", false),
+                controllers("no patch of another ConfigMap", "patch", "configmaps", "default", "app-config", false),
                 controllers("no list of every ConfigMap", "list", "configmaps", "", "", false),
                 controllers("no watch of every ConfigMap", "watch", "configmaps", "", "", false),
                 controllers("no ConfigMap get (the cache serves)", "get", "configmaps", "default", "kube-root-ca.crt",
                         false),
-                controllers("no ConfigMap patch", "patch", "configmaps", "default", "kube-root-ca.crt", false),
+                controllers("no ConfigMap update (PUT)", "update", "configmaps", "default", "kube-root-ca.crt", false),
                 controllers("no ConfigMap delete", "delete", "configmaps", "default", "kube-root-ca.crt", false),
                 // aggregation
                 controllers("aggregation: list ClusterRoles", "list", "clusterroles", "", "", true),
                 controllers("aggregation: watch ClusterRoles", "watch", "clusterroles", "", "", true),
                 controllers("aggregation: server-side apply", "patch", "clusterroles", "", "x", true),
-                controllers("aggregation: update on 415", "update", "clusterroles", "", "x", true),
+                controllers("aggregation: no update (PUT), a patch on 415", "update", "clusterroles", "", "x", false),
                 controllers("aggregation: write rules it does not hold", "escalate", "clusterroles", "", "x", true),
                 controllers("no ClusterRole create", "create", "clusterroles", "", "", false),
                 controllers("no ClusterRole delete", "delete", "clusterroles", "", "x", false),
@@ -525,9 +525,9 @@ class DeployManifestsIT {
                 controllers("no pod get (the webhook's)", "get", "pods", "default", "x", false),
                 // leader election: one Lease in its own namespace
                 controllers("leader election: create the Lease", "create", "leases", NS, "", true),
-                controllers("leader election: renew the Lease", "update", "leases", NS, "satoken-controlplane", true),
-                controllers("no other Lease", "update", "leases", NS, "kube-scheduler", false),
-                controllers("no Lease elsewhere", "update", "leases", "kube-system", "satoken-controlplane", false));
+                controllers("leader election: renew the Lease (a patch)", "patch", "leases", NS, "satoken-controlplane", true),
+                controllers("no other Lease", "patch", "leases", NS, "kube-scheduler", false),
+                controllers("no Lease elsewhere", "patch", "leases", "kube-system", "satoken-controlplane", false));
     }
 
     @ParameterizedTest(name = "{0}")

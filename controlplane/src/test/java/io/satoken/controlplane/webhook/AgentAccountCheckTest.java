@@ -48,28 +48,67 @@ class AgentAccountCheckTest {
     }
 
     @Test
-    void daemonSetRunsAsTheAccount_confirmed_ready_andNotRepeated() {
+    void daemonSetRunsAsTheAccount_confirmed_ready() {
         accounts.add("satoken-system/satoken-agent");
         daemonSets.add(new AgentDaemonSet("satoken-system", "satoken-agent", "satoken-agent"));
 
         assertThat(check.run()).isEqualTo(State.CONFIRMED);
         assertThat(check.allowsReady()).isTrue();
-        assertThat(check.settled()).isTrue();
         assertThat(gauge("confirmed")).isEqualTo(1);
         assertThat(gauge("pending")).isZero();
     }
 
+    /** A tenant's DaemonSet with the agent's label: counted and logged, never a reason to be unready. */
     @Test
-    void agentMovedToAnotherNamespace_mismatch_notReady_namingBoth() {
+    void lookalikeInATenantNamespace_neverDecidesReadiness_butIsCounted() {
+        accounts.add("satoken-system/satoken-agent");
+        daemonSets.add(new AgentDaemonSet("tenant", "decoy", "builder"));
+
+        assertThat(check.run()).isEqualTo(State.NO_AGENT);
+        assertThat(check.allowsReady()).isTrue();
+        assertThat(check.lookalikes()).containsExactly("tenant/decoy runs as tenant/builder");
+        assertThat(registry.get("satoken_webhook_agent_lookalike_daemonsets").gauge().value()).isEqualTo(1);
+
+        daemonSets.add(new AgentDaemonSet("satoken-system", "satoken-agent", "satoken-agent"));
+
+        assertThat(check.run()).isEqualTo(State.CONFIRMED);
+        assertThat(check.allowsReady()).isTrue();
+    }
+
+    /** An agent moved without the flag: a look-alike here; the agent's own confinement gauge and alert report it. */
+    @Test
+    void agentMovedToAnotherNamespace_isALookalike_notAMismatch() {
         accounts.add("other-ns/satoken-agent");
         daemonSets.add(new AgentDaemonSet("other-ns", "satoken-agent", "satoken-agent"));
 
+        assertThat(check.run()).isEqualTo(State.NO_AGENT);
+        assertThat(check.reason()).contains("no agent DaemonSet", "in namespace satoken-system");
+        assertThat(check.lookalikes()).containsExactly("other-ns/satoken-agent runs as other-ns/satoken-agent");
+    }
+
+    @Test
+    void daemonSetInTheAgentsNamespace_runningAsAnotherAccount_mismatch_notReady_namingBoth() {
+        accounts.add("satoken-system/satoken-agent");
+        daemonSets.add(new AgentDaemonSet("satoken-system", "satoken-agent", "someone-else"));
+
         assertThat(check.run()).isEqualTo(State.MISMATCH);
         assertThat(check.allowsReady()).isFalse();
-        assertThat(check.settled()).isFalse();
         assertThat(check.reason()).contains("--agent-service-account is satoken-system/satoken-agent",
-                "DaemonSet other-ns/satoken-agent runs as other-ns/satoken-agent");
+                "DaemonSet satoken-system/satoken-agent runs as satoken-system/someone-else");
         assertThat(gauge("mismatch")).isEqualTo(1);
+    }
+
+    /** Checked for as long as the webhook runs: a confirmed account changed under it turns it unready. */
+    @Test
+    void confirmed_thenChangedUnderIt_mismatch() {
+        accounts.add("satoken-system/satoken-agent");
+        daemonSets.add(new AgentDaemonSet("satoken-system", "satoken-agent", "satoken-agent"));
+        assertThat(check.run()).isEqualTo(State.CONFIRMED);
+
+        daemonSets.set(0, new AgentDaemonSet("satoken-system", "satoken-agent", "someone-else"));
+
+        assertThat(check.run()).isEqualTo(State.MISMATCH);
+        assertThat(check.allowsReady()).isFalse();
     }
 
     @Test
@@ -90,12 +129,11 @@ class AgentAccountCheckTest {
     }
 
     @Test
-    void noAgentYet_ready_andCheckedAgain_thenAMovedAgentIsAMismatch() {
+    void noAgentYet_ready_andCheckedAgain_thenAWrongAccountIsAMismatch() {
         assertThat(check.run()).isEqualTo(State.NO_AGENT);
         assertThat(check.allowsReady()).as("the install puts the agent after the webhook").isTrue();
-        assertThat(check.settled()).isFalse();
 
-        daemonSets.add(new AgentDaemonSet("other-ns", "satoken-agent", "satoken-agent"));
+        daemonSets.add(new AgentDaemonSet("satoken-system", "satoken-agent", "default"));
 
         assertThat(check.run()).isEqualTo(State.MISMATCH);
         assertThat(check.allowsReady()).isFalse();
