@@ -5,6 +5,7 @@ import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -24,6 +25,9 @@ import org.slf4j.LoggerFactory;
  * {@link State#UNKNOWN}.
  */
 public final class TokenConfinement {
+
+    /** The CEL name of the requesting user's name. */
+    private static final String USERNAME = "request.userInfo.username";
 
     /** The registration of satoken's token webhook (controlplane/deploy/webhooks/webhook-configurations.yaml). */
     public static final String CONFIGURATION = "satoken-controlplane";
@@ -109,9 +113,10 @@ public final class TokenConfinement {
         for (V1ValidatingWebhook webhook : nonNull(configuration.getWebhooks())) {
             boolean tokens = nonNull(webhook.getRules()).stream().anyMatch(TokenConfinement::tokenCreation);
             boolean failsClosed = webhook.getFailurePolicy() == null || "Fail".equals(webhook.getFailurePolicy());
+            // the conditions are ANDed: each must be one this agent's requests are known to satisfy
             boolean namesUs = webhook.getMatchConditions() == null || webhook.getMatchConditions().isEmpty()
                     || (username != null && webhook.getMatchConditions().stream()
-                            .anyMatch(c -> namesAccount(c.getExpression())));
+                            .allMatch(c -> namesAccount(c.getExpression())));
             if (tokens && failsClosed && namesUs) {
                 return Optional.of("webhook " + webhook.getName() + " of " + CONFIGURATION + " checks them");
             }
@@ -119,16 +124,52 @@ public final class TokenConfinement {
         return Optional.empty();
     }
 
-    /** Whether a CEL expression names this agent: its whole username, or its namespace and name as quoted strings. */
-    private boolean namesAccount(String expression) {
+    /**
+     * Whether a CEL expression is exactly a test that the request's user is this agent: {@code
+     * request.userInfo.username == '<username>'}, or the shipped form that spells the username as the concatenation
+     * {@code 'system:serviceaccount:' + '<namespace>' + ':' + '<name>'}, either side of {@code ==}, with either
+     * quote. Anything else (a negation, an {@code ||}, another user) does not count as confining: a substring test
+     * would take {@code !(... == '<username>')} for a match.
+     */
+    boolean namesAccount(String expression) {
         if (expression == null) {
             return false;
         }
-        if (expression.contains("'" + username + "'") || expression.contains("\"" + username + "\"")) {
-            return true;
-        }
+        String condition = withoutBlanksOutsideStrings(expression);
         String[] parts = username.split(":");
-        return parts.length == 4 && expression.contains("'" + parts[2] + "'") && expression.contains("'" + parts[3] + "'");
+        for (char q : new char[] {'\'', '"'}) {
+            List<String> spellings = new ArrayList<>(List.of(q + username + q));
+            if (parts.length == 4) {
+                spellings.add(q + "system:serviceaccount:" + q + "+" + q + parts[2] + q + "+" + q + ":" + q + "+" + q
+                        + parts[3] + q);
+            }
+            for (String spelled : spellings) {
+                if (condition.equals(USERNAME + "==" + spelled) || condition.equals(spelled + "==" + USERNAME)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** The expression with the blanks between its tokens removed; those inside quoted strings are kept. */
+    private static String withoutBlanksOutsideStrings(String expression) {
+        StringBuilder out = new StringBuilder();
+        char quote = 0;
+        for (char c : expression.toCharArray()) {
+            if (quote != 0) {
+                out.append(c);
+                if (c == quote) {
+                    quote = 0;
+                }
+            } else if (c == '\'' || c == '"') {
+                quote = c;
+                out.append(c);
+            } else if (!Character.isWhitespace(c)) {
+                out.append(c);
+            }
+        }
+        return out.toString();
     }
 
     private static boolean tokenCreation(V1RuleWithOperations rule) {

@@ -9,9 +9,12 @@ import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.agent.runtime.TokenConfinement.State;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Whether the agent counts itself confined, from the token webhook's registration as the API server holds it. */
 class TokenConfinementTest {
@@ -57,6 +60,51 @@ class TokenConfinementTest {
         assertThat(confinement.reason()).contains("names system:serviceaccount:other-ns:satoken-agent");
     }
 
+    record Condition(String name, String expression, boolean confining) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /** Only an exact test that the user is this agent counts; the old substring test took a negation for one. */
+    static List<Condition> conditions() {
+        String shipped = "request.userInfo.username == 'system:serviceaccount:' + 'satoken-system' + ':' + 'satoken-agent'";
+        return List.of(
+                new Condition("the shipped form", shipped, true),
+                new Condition("the whole username, double quotes, reversed",
+                        "\"" + AGENT + "\" == request.userInfo.username", true),
+                new Condition("without blanks", shipped.replace(" ", ""), true),
+                new Condition("negated", "!(" + shipped + ")", false),
+                new Condition("not equal", shipped.replace("==", "!="), false),
+                new Condition("or anyone", shipped + " || true", false),
+                new Condition("and never", shipped + " && false", false),
+                new Condition("a blank inside the name", shipped.replace("'satoken-agent'", "'satoken-agent '"), false),
+                new Condition("another user", "request.userInfo.username == 'system:serviceaccount:x:satoken-agent'",
+                        false));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("conditions")
+    void matchCondition_confinesOnlyWhenItIsExactlyThisAgent(Condition c) {
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration("Fail",
+                c.expression())), AGENT, registry);
+
+        assertThat(confinement.check()).isEqualTo(c.confining() ? State.CONFINED : State.UNCONFINED);
+    }
+
+    /** matchConditions are ANDed: one the agent cannot evaluate makes the others not enough. */
+    @Test
+    void aSecondConditionBesideTheExactOne_unconfined() {
+        V1ValidatingWebhookConfiguration registration = registration("Fail",
+                "request.userInfo.username == '" + AGENT + "'");
+        registration.getWebhooks().get(0).getMatchConditions()
+                .add(new V1MatchCondition().name("only-on-tuesdays").expression("false"));
+        TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration), AGENT, registry);
+
+        assertThat(confinement.check()).isEqualTo(State.UNCONFINED);
+    }
+
     @Test
     void registrationFailingOpen_unconfined() {
         TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration("Ignore", null)), AGENT,
@@ -93,7 +141,8 @@ class TokenConfinementTest {
                         .apiVersions(List.of("v1")).operations(List.of("CREATE"))
                         .resources(List.of("serviceaccounts/token"))));
         if (condition != null) {
-            webhook.matchConditions(List.of(new V1MatchCondition().name("node-agent").expression(condition)));
+            webhook.matchConditions(new ArrayList<>(List.of(
+                    new V1MatchCondition().name("node-agent").expression(condition))));
         }
         return new V1ValidatingWebhookConfiguration().webhooks(List.of(webhook));
     }
