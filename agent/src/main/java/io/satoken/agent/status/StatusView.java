@@ -105,7 +105,7 @@ public final class StatusView {
         line(out, "ServiceAccount", string(file, "serviceAccount"));
         List<String> audiences = new ArrayList<>();
         if (file.get("audiences").isJsonArray()) {
-            file.getAsJsonArray("audiences").forEach(a -> audiences.add(a.getAsString()));
+            file.getAsJsonArray("audiences").forEach(a -> audiences.add(printable(a.getAsString())));
         }
         line(out, "audiences", file.get("audiences").isJsonNull() ? "the API server's own" : String.join(", ", audiences));
         long seconds = file.get("expirationSeconds").getAsLong();
@@ -215,8 +215,34 @@ public final class StatusView {
         return value == null ? "unknown" : value;
     }
 
+    /** A value of the report, printable: a pod chooses its paths and audiences, and they reach a terminal. */
     private static String string(JsonObject object, String name) {
         JsonElement e = object.get(name);
-        return e == null || e.isJsonNull() ? null : e.getAsString();
+        return e == null || e.isJsonNull() ? null : printable(e.getAsString());
+    }
+
+    /**
+     * {@code text} with every character a terminal acts on written as {@code \\uXXXX} instead: C0 and C1 controls
+     * (escape sequences, a line break that would fake a line of the report) and the bidirectional overrides that
+     * reorder what is shown.
+     */
+    static String printable(String text) {
+        StringBuilder out = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean unsafe = c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x202a && c <= 0x202e)
+                    || (c >= 0x2066 && c <= 0x2069);
+            if (unsafe && out == null) {
+                out = new StringBuilder(text.length() + 16).append(text, 0, i);
+            }
+            if (out != null) {
+                if (unsafe) {
+                    out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                } else {
+                    out.append(c);
+                }
+            }
+        }
+        return out == null ? text : out.toString();
     }
 }

@@ -125,6 +125,22 @@ class StatusViewTest {
     }
 
     /** A report with one static file; {@code reads} holds the file's read members, if any. */
+    /** A pod chooses its audiences and paths; what it chose must not drive the operator's terminal. */
+    @Test
+    void podChosenValues_withTerminalControls_arePrintedEscaped() {
+        String hostile = "{\"node\": \"node-1\", \"time\": \"" + NOW + "\", \"rereadCheck\": {\"enabled\": false,"
+                + " \"thresholdPercent\": 90}, \"directories\": [{\"name\": \"csi:v\", \"dir\": \"/d\", \"files\": [{"
+                + "\"path\": \"tok\\u001b[2Jen\", \"serviceAccount\": \"ns/sa\","
+                + " \"audiences\": [\"vault\\u001b]0;owned\\u0007\", \"a\\nfake line\", \"\\u202eevil\", \"\\u009b31m\"],"
+                + " \"expirationSeconds\": 3600, \"state\": \"ready\", \"lastError\": null}]}]}";
+
+        String text = StatusView.parse(hostile).text();
+
+        assertThat(text).doesNotContain("\u001b", "\u0007", "\u202e", "\u009b", "a\nfake line");
+        assertThat(text).contains("tok\\u001b[2Jen", "vault\\u001b]0;owned\\u0007", "a\\u000afake line", "\\u202eevil",
+                "\\u009b31m");
+    }
+
     private static StatusView view(boolean watching, String reads) {
         return StatusView.parse("{\"node\": \"node-1\", \"time\": \"" + NOW + "\", \"rereadCheck\": {\"enabled\": "
                 + watching + ", \"thresholdPercent\": 90}, \"directories\": [{\"name\": \"static:/run/t\", \"dir\": "
