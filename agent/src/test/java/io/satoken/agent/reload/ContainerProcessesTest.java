@@ -39,6 +39,7 @@ class ContainerProcessesTest {
                 new Layout("containerd, cgroupfs driver", "0::/kubepods/besteffort/pod" + UID + "/" + ID),
                 new Layout("cgroup v1, several hierarchies", "12:pids:/kubepods/pod" + UID + "/" + ID + "\n"
                         + "1:name=systemd:/kubepods/pod" + UID + "/" + ID),
+                new Layout("a custom cgroup root", "0::/tenants/node-pool-a/kubepods/burstable/pod" + UID + "/" + ID),
                 new Layout("seen from a private cgroup namespace", "0::/../../kubepods-besteffort-pod" + underscored
                         + ".slice/cri-containerd-" + ID + ".scope"));
     }
@@ -59,6 +60,11 @@ class ContainerProcessesTest {
         process(20, "0::/kubepods/pod" + OTHER_UID + "/" + ID, 1);
         process(21, "0::/kubepods/pod" + UID + "/" + OTHER_ID, 1);
         process(22, "0::/kubepods/pod" + UID + "/x" + ID, 1);
+        // cgroups another container made below its own, named after this pod and container
+        process(23, "0::/kubepods/besteffort/pod" + OTHER_UID + "/" + OTHER_ID + "/kubepods/pod" + UID + "/" + ID, 1);
+        process(24, "0::/kubepods/pod" + UID + "/" + ID + "/nested", 1);
+        // CRI-O's monitor of the container, in a sibling cgroup named after it
+        process(25, "0::/kubepods.slice/kubepods-pod" + UID.replace('-', '_') + ".slice/crio-conmon-" + ID + ".scope", 1);
         assertThat(new ContainerProcesses(proc).mainProcess(UID, ID)).isEmpty();
     }
 
