@@ -60,6 +60,22 @@ class KustomizeBasesTest {
         assertThat(kinds(webhooks)).containsExactly("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration");
     }
 
+    /** Not the 3607 s an API server extends to a year: a stolen copy of a replica's credential lasts an hour. */
+    @Test
+    void everyDeployment_identityIsAnExplicitTokenOf3600s_thatNoServerExtends() throws IOException {
+        List<Map<String, Object>> deployments = objects(DEPLOY).stream()
+                .filter(o -> "Deployment".equals(o.get("kind"))).toList();
+
+        assertThat(deployments).hasSize(2).allSatisfy(deployment -> {
+            Map<String, Object> pod = map(map(map(deployment.get("spec")).get("template")).get("spec"));
+            assertThat(pod).containsEntry("automountServiceAccountToken", false);
+            Map<String, Object> access = list(pod, "volumes").stream().map(v -> map(v))
+                    .filter(v -> "api-access".equals(v.get("name"))).findFirst().orElseThrow();
+            Object token = map(list(map(access.get("projected")), "sources").get(0)).get("serviceAccountToken");
+            assertThat(map(token)).isEqualTo(Map.of("path", "token", "expirationSeconds", 3600));
+        });
+    }
+
     @Test
     void everyDeployment_hasADisruptionBudgetSelectingItsPods() throws IOException {
         List<Map<String, Object>> objects = objects(DEPLOY);
