@@ -1,11 +1,12 @@
 package io.satoken.controlplane.injection;
 
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.apis.BatchV1Api;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1PodTemplateSpec;
+import java.util.function.Function;
 
 /**
  * {@link OwnerTemplates} through the API server: one live GET of the controller. The check caches no controllers:
@@ -23,28 +24,21 @@ final class ApiOwnerTemplates implements OwnerTemplates {
 
     @Override
     public Template read(RecreatingOwner kind, String namespace, String name) throws ApiException {
+        // the API server always sends spec; a template is required of all but a ReplicaSet
         return switch (kind) {
-            case REPLICA_SET -> {
-                var owner = apps.readNamespacedReplicaSet(name, namespace).execute();
-                yield template(owner.getMetadata(), owner.getSpec() == null ? null : owner.getSpec().getTemplate());
-            }
-            case STATEFUL_SET -> {
-                var owner = apps.readNamespacedStatefulSet(name, namespace).execute();
-                yield template(owner.getMetadata(), owner.getSpec() == null ? null : owner.getSpec().getTemplate());
-            }
-            case DAEMON_SET -> {
-                var owner = apps.readNamespacedDaemonSet(name, namespace).execute();
-                yield template(owner.getMetadata(), owner.getSpec() == null ? null : owner.getSpec().getTemplate());
-            }
-            case JOB -> {
-                var owner = batch.readNamespacedJob(name, namespace).execute();
-                yield template(owner.getMetadata(), owner.getSpec() == null ? null : owner.getSpec().getTemplate());
-            }
+            case REPLICA_SET -> template(apps.readNamespacedReplicaSet(name, namespace).execute(),
+                    o -> o.getSpec().getTemplate());
+            case STATEFUL_SET -> template(apps.readNamespacedStatefulSet(name, namespace).execute(),
+                    o -> o.getSpec().getTemplate());
+            case DAEMON_SET -> template(apps.readNamespacedDaemonSet(name, namespace).execute(),
+                    o -> o.getSpec().getTemplate());
+            case JOB -> template(batch.readNamespacedJob(name, namespace).execute(), o -> o.getSpec().getTemplate());
         };
     }
 
-    private static Template template(V1ObjectMeta owner, V1PodTemplateSpec template) {
-        return new Template(owner.getUid(),
+    private static <T extends KubernetesObject> Template template(T owner, Function<T, V1PodTemplateSpec> templateOf) {
+        V1PodTemplateSpec template = templateOf.apply(owner);
+        return new Template(owner.getMetadata().getUid(),
                 template == null || template.getMetadata() == null ? null : template.getMetadata().getAnnotations());
     }
 }
