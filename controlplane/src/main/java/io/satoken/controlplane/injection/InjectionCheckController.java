@@ -17,7 +17,8 @@ import java.time.InstantSource;
  * {@code --injection-check-delete-pods}, evicts those whose ReplicaSet, StatefulSet, DaemonSet or Job asks for tokens
  * in its pod template ({@link ReplacementCheck}), so that they come back mutated: in each namespace at most
  * {@value #EVICTION_BURST} at once and then one every {@link #EVICTION_INTERVAL}.
- * Every pod add and update queues the pod, so a pod is seen as soon as the cache has it.
+ * Every pod add and update queues the pod, so a pod is seen as soon as the cache has it; the cache keeps of each pod
+ * only the fields the check reads ({@link PodFields}).
  */
 public final class InjectionCheckController extends LoopController {
 
@@ -30,6 +31,8 @@ public final class InjectionCheckController extends LoopController {
     public InjectionCheckController(Informers informers, ApiClient client, boolean evictPods, int workers,
             ControllerMetrics metrics) {
         super(NAME);
+        // the check is the pod informer's only user (Informers.pods), so the cache may hold what the check reads only
+        informers.pods().setTransform(PodFields::keep);
         InjectionCheckSync sync = new InjectionCheckSync(new Lister<>(informers.pods().getIndexer()),
                 new ReplacementCheck(new ApiOwnerTemplates(client)), new ApiPodActions(client), evictPods,
                 new EvictionBudget(InstantSource.system(), EVICTION_INTERVAL, EVICTION_BURST));
