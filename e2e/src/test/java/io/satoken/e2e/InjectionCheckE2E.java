@@ -45,8 +45,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * (a) with no webhook registered (as when it is down under failurePolicy Ignore, or not yet registered), a
  * ReplicaSet's pod and a bare pod that ask for satoken tokens are created without the token volume; the check finds
  * both (a Warning Event each, {@code satoken_pods_missing_injection} 2); (b) with the webhook registered and the
- * check allowed to delete, the ReplicaSet's pod is deleted and comes back through the webhook with the volume,
- * while the bare pod is left alone. No kubelet: the pods need not run.
+ * check allowed to evict, the ReplicaSet's pod (its template asks for tokens) is evicted and comes back through the
+ * webhook with the volume, while the bare pod is left alone. No kubelet: the pods need not run.
  */
 @RequiresKubeApiServer
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -136,7 +136,7 @@ class InjectionCheckE2E {
         });
         Instant seen = Instant.now();
         assertThat(events[0]).contains("has no volume satoken-agent-tokens", "Delete it once the webhook runs");
-        assertThat(events[1]).contains("(no controller: it is not deleted for you)");
+        assertThat(events[1]).contains("(no controller: it is not evicted for you)");
         awaitTrue("satoken_pods_missing_injection 2", WAIT,
                 () -> controllers.metric("satoken_pods_missing_injection") == 2.0);
         List<Duration> latencies = new ArrayList<>();
@@ -158,7 +158,7 @@ class InjectionCheckE2E {
     // (b)
     @Test
     @Order(2)
-    void withTheWebhookBack_andDeletionOn_theReplicaSetsPodComesBackMutated_theBarePodStays() throws Exception {
+    void withTheWebhookBack_andEvictionOn_theReplicaSetsPodComesBackMutated_theBarePodStays() throws Exception {
         DeployedManifests.registerWebhooks(server.adminClient(), DeployedControlplane.DEPLOY, webhookUrl, caBundle);
         String before = webPod().orElseThrow().getMetadata().getUid();
         controllers.close();
@@ -179,7 +179,7 @@ class InjectionCheckE2E {
         awaitTrue("satoken_pods_missing_injection 1 (the bare pod)", WAIT,
                 () -> controllers.metric("satoken_pods_missing_injection") == 1.0);
         Figures.record(TEST, String.format(Locale.ROOT, "webhook registered, check started with "
-                + "--injection-check-delete-pods: the ReplicaSet's pod deleted and recreated through the webhook with "
+                + "--injection-check-delete-pods: the ReplicaSet's pod evicted and recreated through the webhook with "
                 + "its token volume %d ms after the check started (kube-controller-manager's ReplicaSet controller); "
                 + "the bare pod left as it was; satoken_pods_missing_injection 1", took.toMillis()));
     }
@@ -187,7 +187,7 @@ class InjectionCheckE2E {
     // --- the pieces -----------------------------------------------------------------------------
 
     /** The controllers' Deployment as the Components leave it, without leader election (one process at a time). */
-    private static SatokenProcess startControllers(String name, boolean delete) throws Exception {
+    private static SatokenProcess startControllers(String name, boolean evict) throws Exception {
         DeployedControlplane.Workload base = DeployedControlplane.controllers();
         List<String> args = new ArrayList<>();
         for (String arg : base.args()) {
@@ -197,7 +197,7 @@ class InjectionCheckE2E {
                 default -> arg;
             });
         }
-        if (delete) {
+        if (evict) {
             args.add("--injection-check-delete-pods");
         }
         base.deployment().getSpec().getTemplate().getSpec().getContainers().get(0).setArgs(args);

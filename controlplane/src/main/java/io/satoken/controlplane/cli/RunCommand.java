@@ -111,10 +111,12 @@ class RunCommand implements Callable<Integer> {
     boolean legacyTokenAutoCreate;
 
     @Option(names = "--injection-check-delete-pods", defaultValue = "false",
-            description = "Let injection-check delete the pods it finds without the token volume when a ReplicaSet, "
-                    + "StatefulSet, DaemonSet or Job owns them, so that they are created again through the webhook; "
-                    + "never a bare pod (default: ${DEFAULT-VALUE}).")
-    boolean injectionCheckDeletePods;
+            description = "Let injection-check evict (Eviction API: PodDisruptionBudgets hold) the pods it finds "
+                    + "without the token volume when the pod template of their ReplicaSet, StatefulSet, DaemonSet or "
+                    + "Job asks for tokens, so that they are created again through the webhook; never a bare pod, one "
+                    + "annotated after its creation, nor one in a namespace the webhook skips (default: "
+                    + "${DEFAULT-VALUE}).")
+    boolean injectionCheckEvictPods;
 
     @Option(names = "--concurrent-syncs", paramLabel = "N", defaultValue = "5",
             description = "Workers per controller queue (default: ${DEFAULT-VALUE}).")
@@ -181,7 +183,7 @@ class RunCommand implements Callable<Integer> {
                 : null;
         ControlplaneRuntime runtime = new ControlplaneRuntime(new ControlplaneRuntime.Settings(checked.controllers(),
                 checked.signer(), checked.rootCa(), legacyTokenAutoCreate, concurrentSyncs, checked.metricsAddress(),
-                election, checked.webhook(), injectionCheckDeletePods), client, watchClient, serviceClient);
+                election, checked.webhook(), injectionCheckEvictPods), client, watchClient, serviceClient);
         Thread onSigterm = CleanExit.onSigterm(runtime::close);
         int status;
         try {
@@ -229,7 +231,7 @@ class RunCommand implements Callable<Integer> {
                     + DurationText.of(leaseDuration) + " > " + DurationText.of(renewDeadline) + " > "
                     + DurationText.of(retryPeriod));
         }
-        if (injectionCheckDeletePods && (selected == null || !selected.contains(InjectionCheckController.NAME))) {
+        if (injectionCheckEvictPods && (selected == null || !selected.contains(InjectionCheckController.NAME))) {
             errors.add("--injection-check-delete-pods needs the injection-check controller: name it in --controllers"
                     + " (e.g. '*,injection-check')");
         }

@@ -5,19 +5,15 @@ import static io.satoken.controlplane.controller.Reconciler.Result.RETRY;
 
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.controller.Reconciler;
-import java.time.Instant;
-import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -27,13 +23,16 @@ import org.slf4j.LoggerFactory;
  * The injection check's sync, for one pod ({@code namespace/name}):
  * <ol>
  *   <li>A pod that asks for satoken tokens (the {@value ProjectionAnnotation#NAME} annotation) but has no volume
- *       {@value #VOLUME_NAME} of driver {@value CsiVolumeAttributes#DRIVER} was not mutated by the webhook: created
- *       while it was down or not registered, or in a namespace it skips. Terminal, deleting and mirror pods are
- *       left alone.</li>
- *   <li>Such a pod is counted ({@link #missing()}) and gets one Warning Event {@value #REASON} per pod.</li>
- *   <li>With deletion on, a pod whose controller is a ReplicaSet, StatefulSet, DaemonSet or Job is deleted, so that
- *       its controller creates it again, through the webhook; a bare pod, or one of another controller, never is.
- *       Deletions share one budget ({@link DeleteBudget}); a pod over it is tried again later.</li>
+ *       {@value #VOLUME_NAME} of driver {@value CsiVolumeAttributes#DRIVER} was not mutated by the webhook. Terminal,
+ *       deleting and mirror pods are left alone.</li>
+ *   <li>Such a pod is counted ({@link #missing()}).</li>
+ *   <li>Its {@link Verdict} says whether evicting it would bring it back mutated ({@link ReplacementCheck}: its
+ *       controller's pod template asks for tokens, outside the namespaces the webhook skips). With eviction off it is
+ *       needed only for the Event, so it is worked out only until the Event is sent.</li>
+ *   <li>The pod gets one Warning Event {@value #REASON}, saying what the verdict found.</li>
+ *   <li>With eviction on, a pod the verdict allows is evicted, so that its controller creates it again through the
+ *       webhook. Evictions share a budget per namespace ({@link EvictionBudget}); a pod over it, or one a
+ *       PodDisruptionBudget protects for now (429), is tried again later.</li>
  * </ol>
  */
 final class InjectionCheckSync implements Reconciler<String> {
@@ -44,33 +43,31 @@ final class InjectionCheckSync implements Reconciler<String> {
     static final String VOLUME_NAME = "satoken-agent-tokens";
     static final String REASON = "TokenVolumeMissing";
     static final String MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
-    static final Set<String> RECREATING_OWNERS = Set.of("ReplicaSet", "StatefulSet", "DaemonSet", "Job");
 
     /** What the check does to a pod through the API server. */
     interface PodActions {
         void warn(V1Pod pod, String reason, String message) throws ApiException;
 
-        void delete(V1Pod pod) throws ApiException;
+        void evict(V1Pod pod) throws ApiException;
     }
 
     private final Lister<V1Pod> pods;
+    private final ReplacementCheck replacements;
     private final PodActions actions;
-    private final boolean deletePods;
-    private final DeleteBudget budget;
-    private final InstantSource clock;
+    private final boolean evictPods;
+    private final EvictionBudget budget;
     /** The pods found missing the volume, by key, with their uid; read by the gauge. */
     private final Map<String, String> missing = new ConcurrentHashMap<>();
     /** The uids warned about, so that a pod gets one Event however often it is synced. */
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
-    private volatile Instant lastFound;
 
-    InjectionCheckSync(Lister<V1Pod> pods, PodActions actions, boolean deletePods, DeleteBudget budget,
-            InstantSource clock) {
+    InjectionCheckSync(Lister<V1Pod> pods, ReplacementCheck replacements, PodActions actions, boolean evictPods,
+            EvictionBudget budget) {
         this.pods = pods;
+        this.replacements = replacements;
         this.actions = actions;
-        this.deletePods = deletePods;
+        this.evictPods = evictPods;
         this.budget = budget;
-        this.clock = clock;
     }
 
     /** Pods now known to ask for tokens without the webhook's volume. */
@@ -90,45 +87,50 @@ final class InjectionCheckSync implements Reconciler<String> {
             return DONE;
         }
         String uid = pod.getMetadata().getUid();
-        missing.put(key, uid);
-        if (warned.add(uid)) {                                                                      // 2
-            lastFound = clock.instant();
-            String owner = owner(pod).map(o -> o.getKind() + " " + o.getName()).orElse("no controller");
+        missing.put(key, uid);                                                                      // 2
+        if (!evictPods && warned.contains(uid)) {
+            return DONE;
+        }
+        Verdict verdict;                                                                            // 3
+        try {
+            verdict = replacements.check(pod);
+        } catch (ApiException e) {
+            log.warn("pod {}: reading its controller: {}", key, ApiErrors.describe(e));
+            return RETRY;
+        }
+        if (warned.add(uid)) {                                                                      // 4
             String message = "the pod asks for satoken tokens (annotation " + ProjectionAnnotation.NAME
-                    + ") but has no volume " + VOLUME_NAME + ": the webhook did not mutate it (it was down, not"
-                    + " registered, or skips this namespace). "
-                    + (deletePods && recreates(pod) ? "Deleting it so that its " + owner + " creates it again."
-                            : "Delete it once the webhook runs" + (recreates(pod) ? "" : " (" + owner
-                                    + ": it is not deleted for you)") + ".");
+                    + ") but has no volume " + VOLUME_NAME + verdict.explanation(evictPods);
             try {
                 actions.warn(pod, REASON, message);
             } catch (ApiException e) {
                 log.warn("Event on pod {}: {}", key, ApiErrors.describe(e));
             }
-            log.warn("pod {} asks for satoken tokens but has no {} volume ({})", key, VOLUME_NAME, owner);
+            log.warn("pod {} asks for satoken tokens but has no {} volume ({}: {})", key, VOLUME_NAME,
+                    verdict.owner(), verdict.kind());
         }
-        if (!deletePods || !recreates(pod)) {                                                       // 3
+        if (!evictPods || !verdict.evicts()) {                                                      // 5
             return DONE;
         }
-        if (!budget.tryTake()) {
+        if (!budget.tryTake(pod.getMetadata().getNamespace())) {
             return RETRY;
         }
         try {
-            actions.delete(pod);
-            log.info("deleted pod {} (uid {}) so that its controller creates it again through the webhook", key, uid);
+            actions.evict(pod);
+            log.info("evicted pod {} (uid {}) so that its {} creates it again through the webhook", key, uid,
+                    verdict.owner());
             return DONE;
         } catch (ApiException e) {
             if (ApiErrors.isNotFound(e)) {
                 return DONE;
             }
-            log.warn("deleting pod {}: {}", key, ApiErrors.describe(e));
+            if (e.getCode() == 429) {
+                log.info("evicting pod {}: refused for now, trying again later: {}", key, ApiErrors.describe(e));
+            } else {
+                log.warn("evicting pod {}: {}", key, ApiErrors.describe(e));
+            }
             return RETRY;
         }
-    }
-
-    /** When the last pod was first found missing the volume, or null. */
-    Instant lastFound() {
-        return lastFound;
     }
 
     static boolean lacksVolume(V1Pod pod) {
@@ -147,14 +149,5 @@ final class InjectionCheckSync implements Reconciler<String> {
                 : Objects.requireNonNullElse(pod.getSpec().getVolumes(), List.of());
         return volumes.stream().noneMatch(v -> VOLUME_NAME.equals(v.getName()) && v.getCsi() != null
                 && CsiVolumeAttributes.DRIVER.equals(v.getCsi().getDriver()));
-    }
-
-    static boolean recreates(V1Pod pod) {
-        return owner(pod).filter(o -> RECREATING_OWNERS.contains(o.getKind())).isPresent();
-    }
-
-    private static Optional<V1OwnerReference> owner(V1Pod pod) {
-        List<V1OwnerReference> owners = Objects.requireNonNullElse(pod.getMetadata().getOwnerReferences(), List.of());
-        return owners.stream().filter(o -> Boolean.TRUE.equals(o.getController())).findFirst();
     }
 }

@@ -79,7 +79,10 @@ public final class Informers implements AutoCloseable {
                         .buildCall(null));
     }
 
-    /** Every pod: only the injection check asks for it, so no other controller holds the cluster's pods. */
+    /**
+     * Every pod: only the injection check asks for it, so no other controller holds the cluster's pods; it sets a
+     * transform that keeps only the fields it reads, so another user would need its own informer.
+     */
     public SharedIndexInformer<V1Pod> pods() {
         return informer(V1Pod.class, V1PodList.class, "pods",
                 p -> core.listPodForAllNamespaces().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)

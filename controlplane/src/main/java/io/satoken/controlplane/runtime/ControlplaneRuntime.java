@@ -44,9 +44,9 @@ public final class ControlplaneRuntime implements AutoCloseable {
     /** What {@code run} was asked to do. */
     public record Settings(Set<String> controllers, LegacyTokenGenerator signer, byte[] rootCa,
             boolean legacyTokenAutoCreate, int concurrentSyncs, InetSocketAddress metricsAddress,
-            LeaderElection leaderElection, AdmissionWebhook.Settings webhook, boolean injectionCheckDeletePods) {
+            LeaderElection leaderElection, AdmissionWebhook.Settings webhook, boolean injectionCheckEvictPods) {
 
-        /** Settings whose injection check, if selected, deletes no pod. */
+        /** Settings whose injection check, if selected, evicts no pod. */
         public Settings(Set<String> controllers, LegacyTokenGenerator signer, byte[] rootCa,
                 boolean legacyTokenAutoCreate, int concurrentSyncs, InetSocketAddress metricsAddress,
                 LeaderElection leaderElection, AdmissionWebhook.Settings webhook) {
@@ -233,7 +233,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
                 case RootCaPublisher.NAME -> new RootCaPublisher(shared, client, settings.rootCa(), workers, metrics);
                 case AggregationController.NAME -> new AggregationController(shared, client, workers, metrics);
                 case InjectionCheckController.NAME -> new InjectionCheckController(shared, client,
-                        settings.injectionCheckDeletePods(), workers, metrics);
+                        settings.injectionCheckEvictPods(), workers, metrics);
                 default -> throw new IllegalStateException("unknown controller " + name);
             });
         }

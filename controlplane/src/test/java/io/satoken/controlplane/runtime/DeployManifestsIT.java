@@ -86,6 +86,8 @@ class DeployManifestsIT {
     static final String CONTROLLERS = "system:serviceaccount:" + NS + ":satoken-controlplane";
     static final String WEBHOOK = "system:serviceaccount:" + WEBHOOK_NS + ":satoken-webhook";
     static final Path LEGACY_TOKENS = DEPLOY.resolve(DeployedManifests.LEGACY_TOKENS);
+    static final Path INJECTION_CHECK = DEPLOY.resolve("injection-check");
+    static final Path INJECTION_CHECK_EVICT = DEPLOY.resolve("injection-check-delete");
 
     /**
      * Every controller, the opt-in tokens controller too (the base and the Component legacy-tokens/ together:
@@ -527,7 +529,27 @@ class DeployManifestsIT {
                 controllers("leader election: create the Lease", "create", "leases", NS, "", true),
                 controllers("leader election: renew the Lease (a patch)", "patch", "leases", NS, "satoken-controlplane", true),
                 controllers("no other Lease", "patch", "leases", NS, "kube-scheduler", false),
-                controllers("no Lease elsewhere", "patch", "leases", "kube-system", "satoken-controlplane", false));
+                controllers("no Lease elsewhere", "patch", "leases", "kube-system", "satoken-controlplane", false),
+                // injection-check (RBAC of the Components injection-check/ and injection-check-delete/, applied here)
+                controllers("injection-check: cache pods", "list", "pods", "", "", true),
+                controllers("injection-check: watch pods", "watch", "pods", "", "", true),
+                controllers("injection-check: a Warning Event", "create", "events", "default", "", true),
+                controllers("injection-check: read a ReplicaSet's template live", "get", "replicasets", "default", "x",
+                        true),
+                controllers("injection-check: read a StatefulSet's", "get", "statefulsets", "default", "x", true),
+                controllers("injection-check: read a DaemonSet's", "get", "daemonsets", "default", "x", true),
+                controllers("injection-check: read a Job's", "get", "jobs", "default", "x", true),
+                controllers("injection-check: no ReplicaSet list (no cache)", "list", "replicasets", "", "", false),
+                controllers("injection-check: no Deployment get", "get", "deployments", "default", "x", false),
+                controllers("injection-check: no ReplicaSet patch", "patch", "replicasets", "default", "x", false),
+                controllers("injection-check: no Job delete", "delete", "jobs", "default", "x", false),
+                controllers("injection-check-delete: evict a pod (PodDisruptionBudgets hold)", "create",
+                        "pods/eviction", "default", "x", true),
+                controllers("injection-check-delete: no pod delete (it would skip PodDisruptionBudgets)", "delete",
+                        "pods", "default", "x", false),
+                controllers("injection-check: no pod patch", "patch", "pods", "default", "x", false),
+                controllers("injection-check: no pod update", "update", "pods", "default", "x", false),
+                controllers("injection-check: no Event update", "patch", "events", "default", "x", false));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -536,10 +558,17 @@ class DeployManifestsIT {
         Manifests.apply(server, DEPLOY.resolve("00-namespace.yaml"));
         Manifests.apply(server, DEPLOY.resolve("10-rbac.yaml"));
         Manifests.apply(server, LEGACY_TOKENS.resolve("rbac.yaml"));
+        Manifests.apply(server, INJECTION_CHECK.resolve("rbac.yaml"));
+        Manifests.apply(server, INJECTION_CHECK_EVICT.resolve("rbac.yaml"));
         String namespace = access.user().split(":")[2];
-        String group = access.resource().equals("leases") ? "coordination.k8s.io"
-                : access.resource().equals("clusterroles") ? "rbac.authorization.k8s.io" : "";
         String[] resource = access.resource().split("/");
+        String group = switch (resource[0]) {
+            case "leases" -> "coordination.k8s.io";
+            case "clusterroles" -> "rbac.authorization.k8s.io";
+            case "replicasets", "statefulsets", "daemonsets", "deployments" -> "apps";
+            case "jobs" -> "batch";
+            default -> "";
+        };
         V1SubjectAccessReview review = new V1SubjectAccessReview().spec(new V1SubjectAccessReviewSpec()
                 .user(access.user())
                 .groups(List.of("system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"))
