@@ -1,7 +1,9 @@
 package io.satoken.controlplane.injection;
 
+import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.micrometer.core.instrument.Gauge;
 import io.satoken.controlplane.controller.ControllerLoop;
 import io.satoken.controlplane.controller.ControllerMetrics;
@@ -32,15 +34,16 @@ public final class InjectionCheckController extends LoopController {
             ControllerMetrics metrics) {
         super(NAME);
         // the check is the pod informer's only user (Informers.pods), so the cache may hold what the check reads only
-        informers.pods().setTransform(PodFields::keep);
-        InjectionCheckSync sync = new InjectionCheckSync(new Lister<>(informers.pods().getIndexer()),
+        SharedIndexInformer<V1Pod> pods = informers.pods(pod -> (V1Pod) PodFields.keep(pod));
+        pods.setTransform(PodFields::keep);
+        InjectionCheckSync sync = new InjectionCheckSync(new Lister<>(pods.getIndexer()),
                 new ReplacementCheck(new ApiOwnerTemplates(client)), new ApiPodActions(client), evictPods,
                 new EvictionBudget(InstantSource.system(), EVICTION_INTERVAL, EVICTION_BURST));
         Gauge.builder("satoken_pods_missing_injection", sync, InjectionCheckSync::missing)
                 .description("Pods with the satoken.io/projections annotation but without the webhook's token volume")
                 .register(metrics.registry());
         ControllerLoop<String> loop = addLoop(NAME, sync, workers, ControllerLoop.UNLIMITED_RETRIES, metrics);
-        informers.pods().addEventHandler(EventHandlers.of(
+        pods.addEventHandler(EventHandlers.of(
                 pod -> loop.enqueue(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName()),
                 pod -> loop.enqueue(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName())));
     }

@@ -106,8 +106,8 @@ final class InjectionCheckSync implements Reconciler<String> {
             } catch (ApiException e) {
                 log.warn("Event on pod {}: {}", key, ApiErrors.describe(e));
             }
-            log.warn("pod {} asks for satoken tokens but has no {} volume ({}: {})", key, VOLUME_NAME,
-                    verdict.owner(), verdict.kind());
+            log.warn("pod {} asks for satoken tokens but has no {} volume ({}; {})", key, VOLUME_NAME,
+                    verdict.owner(), verdict.kind().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' '));
         }
         if (!evictPods || !verdict.evicts()) {                                                      // 5
             return DONE;

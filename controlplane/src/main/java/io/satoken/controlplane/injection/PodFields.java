@@ -16,7 +16,7 @@ import java.util.Objects;
 /**
  * The fields of a pod the check reads, and only those: the pod informer's transform, so that a cache of every pod in
  * the cluster holds a small copy of each (no containers, conditions or managedFields). Those fields are: the key,
- * uid and deletion timestamp; the two annotations {@link InjectionCheckSync#lacksVolume} looks for; the controller's
+ * uid and deletion timestamp; whether it has the two annotations {@link InjectionCheckSync#lacksVolume} looks for (not their values); the controller's
  * ownerReference; the volume {@value InjectionCheckSync#VOLUME_NAME} with its CSI driver; the phase.
  */
 final class PodFields {
@@ -24,9 +24,12 @@ final class PodFields {
     private PodFields() {
     }
 
-    /** A copy of {@code object} with only those fields if it is a pod; anything else (a tombstone) as it is. */
+    /**
+     * A copy of {@code object} with only those fields if it is a pod; anything else (a tombstone), or a pod already
+     * kept (the paged list keeps each pod before the informer's transform sees it), as it is.
+     */
     static KubernetesObject keep(KubernetesObject object) {
-        if (!(object instanceof V1Pod pod) || pod.getMetadata() == null) {
+        if (!(object instanceof V1Pod pod) || pod.getMetadata() == null || kept(pod)) {
             return object;
         }
         V1ObjectMeta meta = pod.getMetadata();
@@ -44,6 +47,11 @@ final class PodFields {
         return kept;
     }
 
+    /** A pod's spec always lists containers; only a kept copy has none. */
+    private static boolean kept(V1Pod pod) {
+        return pod.getSpec() != null && pod.getSpec().getContainers() == null;
+    }
+
     private static Map<String, String> annotations(Map<String, String> all) {
         if (all == null) {
             return null;
@@ -51,7 +59,7 @@ final class PodFields {
         Map<String, String> kept = new HashMap<>(2);
         for (String name : List.of(ProjectionAnnotation.NAME, InjectionCheckSync.MIRROR_POD_ANNOTATION)) {
             if (all.containsKey(name)) {
-                kept.put(name, all.get(name));
+                kept.put(name, ""); // only their presence is read; a pod's annotation may be 256 KiB
             }
         }
         return kept.isEmpty() ? null : kept;

@@ -1,10 +1,13 @@
 package io.satoken.controlplane.kube;
 
+import com.google.gson.reflect.TypeToken;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.RbacAuthorizationV1Api;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
@@ -13,6 +16,7 @@ import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1NamespaceList;
+import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.openapi.models.V1Secret;
@@ -20,8 +24,12 @@ import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1ServiceAccountList;
 import io.kubernetes.client.util.CallGenerator;
+import io.kubernetes.client.util.CallGeneratorParams;
+import io.kubernetes.client.util.Watch;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
+import okhttp3.Call;
 
 /**
  * The controllers' shared caches: one informer per kind, made on first use, so two controllers that
@@ -36,6 +44,8 @@ public final class Informers implements AutoCloseable {
     public static final String TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token";
     /** The ConfigMap the root-CA publisher manages. */
     public static final String ROOT_CA_CONFIGMAP = "kube-root-ca.crt";
+    /** Pods per page of the pod informer's list. */
+    static final int POD_PAGE = 500;
 
     private final SharedInformerFactory factory;
     private final CoreV1Api core;
@@ -83,10 +93,49 @@ public final class Informers implements AutoCloseable {
      * Every pod: only the injection check asks for it, so no other controller holds the cluster's pods; it sets a
      * transform that keeps only the fields it reads, so another user would need its own informer.
      */
-    public SharedIndexInformer<V1Pod> pods() {
-        return informer(V1Pod.class, V1PodList.class, "pods",
-                p -> core.listPodForAllNamespaces().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds)
-                        .watch(p.watch).buildCall(null));
+    /**
+     * Every pod of the cluster, as {@code keep} makes it: the first list is read in pages of {@value #POD_PAGE} and
+     * each pod goes through {@code keep} before the next page is read, so a cluster's pods are never all held as
+     * full objects at once. (client-java's reflector keeps the list it synced from for as long as the watch after
+     * it runs: without this, the full list stays beside the cache.) The informer's own transform should apply
+     * {@code keep} to the pods the watch brings.
+     */
+    public synchronized SharedIndexInformer<V1Pod> pods(UnaryOperator<V1Pod> keep) {
+        SharedIndexInformer<V1Pod> informer = factory.getExistingSharedIndexInformer(V1Pod.class);
+        if (informer == null) {
+            informer = factory.sharedIndexInformerFor(new KeptPods(core, keep), V1Pod.class, 0,
+                    new ListWatchBackoff<>("pods"));
+            made.add(informer);
+        }
+        return informer;
+    }
+
+    /** The pods' lister-watcher: a paged list through {@code keep}, and a plain watch. */
+    private record KeptPods(CoreV1Api core, UnaryOperator<V1Pod> keep) implements ListerWatcher<V1Pod, V1PodList> {
+        @Override
+        public V1PodList list(CallGeneratorParams params) throws ApiException {
+            List<V1Pod> kept = new ArrayList<>();
+            String next = null;
+            V1ListMeta meta;
+            do { // no resourceVersion: a consistent read from etcd, which pages (a cached one ignores the limit)
+                V1PodList page = core.listPodForAllNamespaces().limit(POD_PAGE)._continue(next).execute();
+                page.getItems().forEach(pod -> kept.add(keep.apply(pod)));
+                meta = page.getMetadata();
+                next = meta == null ? null : meta.getContinue();
+            } while (next != null && !next.isEmpty());
+            return new V1PodList().metadata(new V1ListMeta().resourceVersion(meta == null ? null
+                    : meta.getResourceVersion())).items(kept);
+        }
+
+        @Override
+        public Watch<V1Pod> watch(CallGeneratorParams params) throws ApiException {
+            ApiClient client = core.getApiClient();
+            Call call = core.listPodForAllNamespaces().resourceVersion(params.resourceVersion)
+                    .timeoutSeconds(params.timeoutSeconds).watch(true).buildCall(null);
+            // the watch client's own HTTP client, whose read timeout is zero (as client-java's factory does)
+            return Watch.createWatch(client, client.getHttpClient().newCall(call.request()),
+                    TypeToken.getParameterized(Watch.Response.class, V1Pod.class).getType());
+        }
     }
 
     public SharedIndexInformer<V1ClusterRole> clusterRoles() {
