@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.satoken.agent.metrics.AgentMetrics;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.runtime.AgentRuntime;
+import io.satoken.agent.runtime.TokenConfinement;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.common.testing.PrometheusText;
 import io.satoken.controlplane.testing.ControlplaneScrape;
@@ -104,6 +105,8 @@ class AlertRulesE2E {
         served.add(AgentMetrics.SOONEST_EXPIRY);
         // its series appear with the control plane's first request to the API server (verb and code labels)
         served.add("satoken_api_requests_total");
+        // registered in CSI mode once the agent has an API server to read the token webhook's registration from
+        served.add(TokenConfinement.METRIC);
         return served;
     }
 

@@ -26,6 +26,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class TokenConfinement {
 
+    /** The gauge of what the check found, one series per state. */
+    public static final String METRIC = "satoken_agent_token_confinement";
     /** The CEL name of the requesting user's name. */
     private static final String USERNAME = "request.userInfo.username";
 
@@ -58,7 +60,7 @@ public final class TokenConfinement {
         this.registrations = registrations;
         this.username = username;
         for (State s : State.values()) {
-            Gauge.builder("satoken_agent_token_confinement", () -> state == s ? 1 : 0)
+            Gauge.builder(METRIC, () -> state == s ? 1 : 0)
                     .description("1 for whether a webhook confines this agent's TokenRequests: confined (the token "
                             + "webhook is registered, fails closed and names this agent), unconfined (it does not: the "
                             + "agent's credential can mint a token for any ServiceAccount), unknown (it could not be read)")
