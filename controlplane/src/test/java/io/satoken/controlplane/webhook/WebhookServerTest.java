@@ -207,6 +207,8 @@ class WebhookServerTest {
             socket.getOutputStream().flush();
         }
         awaitHeld(3L * large.length);
+        // the other three are refused at their headers; until they are, a finished body's share could admit one
+        awaitRefusedUnread(3);
 
         HttpResponse<String> small = post("/mutate/pods", String.format(REVIEW, pod(3)));
         assertThat(small.statusCode()).isEqualTo(200);
@@ -544,6 +546,21 @@ class WebhookServerTest {
     }
 
     /** Waits until the server holds exactly {@code bytes} of bodies; the claims are made on its network threads. */
+    /** Waits until {@code count} requests were refused before their body was read (503, counted as "other"). */
+    private void awaitRefusedUnread(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (refusedUnread() < count && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(refusedUnread()).isEqualTo(count);
+    }
+
+    private double refusedUnread() {
+        var counter = registry.find("satoken_webhook_requests_total").tag("path", "other").tag("result", "overloaded")
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+
     private void awaitHeld(long bytes) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (server.bodyBytesHeld() != bytes && System.nanoTime() < deadline) {
