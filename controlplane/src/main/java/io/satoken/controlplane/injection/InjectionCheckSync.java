@@ -12,6 +12,7 @@ import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.controller.Reconciler;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -107,7 +108,7 @@ final class InjectionCheckSync implements Reconciler<String> {
                 log.warn("Event on pod {}: {}", key, ApiErrors.describe(e));
             }
             log.warn("pod {} asks for satoken tokens but has no {} volume ({}; {})", key, VOLUME_NAME,
-                    verdict.owner(), verdict.kind().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' '));
+                    verdict.owner(), verdict.kind().name().toLowerCase(Locale.ROOT).replace('_', ' '));
         }
         if (!evictPods || !verdict.evicts()) {                                                      // 5
             return DONE;
