@@ -24,9 +24,43 @@ import java.util.Optional;
  * @param statusSocket the Unix socket of the local status endpoint that {@code explain} reads; in CSI mode
  *     {@link #defaultCsiStatusSocket} unless the file names one; empty (no endpoint) in static mode unless it does
  * @param rereadCheck whether, and when, consumers that do not re-read a rotated token are reported
+ * @param tokenSource where CSI volumes' tokens come from, and so what confines the agent ({@link TokenSourceKind})
  */
 public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> projections,
-        long maxUnboundExpirationSeconds, Optional<Path> statusSocket, RereadCheck rereadCheck) {
+        long maxUnboundExpirationSeconds, Optional<Path> statusSocket, RereadCheck rereadCheck,
+        TokenSourceKind tokenSource) {
+
+    /**
+     * Where the agent gets tokens, and what stops a compromised node from getting any other.
+     */
+    public enum TokenSourceKind {
+        /**
+         * TokenRequest with the agent's own ServiceAccount ({@code serviceaccounts/token create}, cluster-wide):
+         * confined only by satoken's token webhook. The default, and the only one static mode has.
+         */
+        REQUEST("request"),
+        /**
+         * TokenRequest as the agent's own node ({@code system:node:<node>}) through constrained impersonation
+         * (Kubernetes 1.36+): the node authorizer and NodeRestriction confine it as they confine the kubelet.
+         */
+        NODE_IMPERSONATION("node-impersonation"),
+        /**
+         * No TokenRequest at all: the kubelet mints each volume's tokens (CSIDriver {@code tokenRequests}) and hands
+         * them over on every NodePublishVolume ({@code requiresRepublish}); the agent checks and writes them.
+         */
+        KUBELET("kubelet");
+
+        private final String value;
+
+        TokenSourceKind(String value) {
+            this.value = value;
+        }
+
+        /** The config file's spelling. */
+        public String value() {
+            return value;
+        }
+    }
 
     /**
      * Whether the agent reports consumers that do not read a rotated token ({@code TokenNotReread}), and when.
@@ -117,6 +151,12 @@ public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> pro
         projections = List.copyOf(projections);
         Objects.requireNonNull(statusSocket, "statusSocket");
         Objects.requireNonNull(rereadCheck, "rereadCheck");
+        Objects.requireNonNull(tokenSource, "tokenSource");
+        if (tokenSource != TokenSourceKind.REQUEST && mode.statics()) {
+            throw new IllegalArgumentException("tokenSource: must be \"request\" when mode is \""
+                    + mode.name().toLowerCase(java.util.Locale.ROOT) + "\" (static projections belong to no pod and"
+                    + " no kubelet), got \"" + tokenSource.value() + "\"");
+        }
         if (maxUnboundExpirationSeconds < MIN_MAX_UNBOUND_EXPIRATION_SECONDS
                 || maxUnboundExpirationSeconds > MAX_MAX_UNBOUND_EXPIRATION_SECONDS) {
             throw new IllegalArgumentException("maxUnboundExpirationSeconds: must be between "

@@ -31,6 +31,8 @@ import java.util.Optional;
  * rereadThresholdPercent: 90   # 50..99, default 90: share of the old token's lifetime a consumer has to read the new
  * expiringUnreadMarginSeconds: 300 # 60..86400; a consumer still holding the old token this long before it expires
  *                              # is reported again (TokenExpiringUnread); default max(300, a tenth of the lifetime)
+ * tokenSource: request         # request | node-impersonation | kubelet, default request; anything but request needs
+ *                              # mode csi (docs/install.md, "Profiles")
  * projections:                 # required when mode is static or both; absent or empty when csi
  *   - namespace: monitoring                  # required, DNS-1123 label
  *     serviceAccount: node-exporter          # required, DNS-1123 subdomain
@@ -54,7 +56,7 @@ public final class AgentConfigParser {
 
     private static final List<String> TOP_KEYS = List.of("mode", "kubeletDir", "projections",
             "maxUnboundExpirationSeconds", "statusSocket", "rereadCheck", "rereadThresholdPercent",
-            "expiringUnreadMarginSeconds");
+            "expiringUnreadMarginSeconds", "tokenSource");
     private static final List<String> ENTRY_KEYS = List.of("namespace", "serviceAccount", "audiences",
             "expirationSeconds", "dir", "file", "mode", "uid", "gid");
 
@@ -119,10 +121,31 @@ public final class AgentConfigParser {
                 : mode != null && mode.csi() && kubeletDir != null
                         ? Optional.of(AgentConfig.defaultCsiStatusSocket(kubeletDir)) : Optional.empty();
         RereadCheck reread = rereadCheck(fields, errors);
+        AgentConfig.TokenSourceKind tokenSource = tokenSource(fields, mode, errors);
         if (!errors.isEmpty()) {
             throw new InvalidConfigException(source, errors.list());
         }
-        return new AgentConfig(mode, kubeletDir, projections, maxUnbound, statusSocket, reread);
+        return new AgentConfig(mode, kubeletDir, projections, maxUnbound, statusSocket, reread, tokenSource);
+    }
+
+    private static AgentConfig.TokenSourceKind tokenSource(YamlFields fields, Mode mode, FieldErrors errors) {
+        String value = fields.string("tokenSource");
+        if (value == null) {
+            return AgentConfig.TokenSourceKind.REQUEST;
+        }
+        for (AgentConfig.TokenSourceKind kind : AgentConfig.TokenSourceKind.values()) {
+            if (kind.value().equals(value)) {
+                if (kind != AgentConfig.TokenSourceKind.REQUEST && mode != null && mode.statics()) {
+                    errors.invalid("tokenSource", "must be \"request\" when mode is \""
+                            + mode.name().toLowerCase(Locale.ROOT) + "\": static projections belong to no pod and no"
+                            + " kubelet", value);
+                    return AgentConfig.TokenSourceKind.REQUEST;
+                }
+                return kind;
+            }
+        }
+        errors.invalid("tokenSource", "must be one of \"request\", \"node-impersonation\", \"kubelet\"", value);
+        return AgentConfig.TokenSourceKind.REQUEST;
     }
 
     private static RereadCheck rereadCheck(YamlFields fields, FieldErrors errors) {

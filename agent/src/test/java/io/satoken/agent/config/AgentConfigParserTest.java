@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.satoken.agent.config.AgentConfig.Mode;
+import io.satoken.agent.config.AgentConfig.TokenSourceKind;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.token.BoundObjectRef;
@@ -88,6 +89,33 @@ class AgentConfigParserTest {
     }
 
     @Test
+    void tokenSource_defaultsToRequest_andNamesEachKind() throws InvalidConfigException {
+        assertThat(AgentConfigParser.parse("mode: csi\n").tokenSource()).isEqualTo(TokenSourceKind.REQUEST);
+        assertThat(AgentConfigParser.parse("mode: csi\ntokenSource: node-impersonation\n").tokenSource())
+                .isEqualTo(TokenSourceKind.NODE_IMPERSONATION);
+        assertThat(AgentConfigParser.parse("mode: csi\ntokenSource: kubelet\n").tokenSource())
+                .isEqualTo(TokenSourceKind.KUBELET);
+    }
+
+    @Test
+    void tokenSource_unknownValue_isRefusedNamingTheChoices() {
+        assertThatThrownBy(() -> AgentConfigParser.parse("mode: csi\ntokenSource: impersonate\n"))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("tokenSource: must be one of")
+                .hasMessageContaining("got \"impersonate\"")
+                .hasMessageContaining("\"request\", \"node-impersonation\", \"kubelet\"");
+    }
+
+    @Test
+    void tokenSource_otherThanRequest_isRefusedWithStaticProjections() {
+        assertThatThrownBy(() -> AgentConfigParser.parse(bare("namespace: ns\nserviceAccount: sa\ndir: /run/t")
+                + "tokenSource: kubelet\n"))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("tokenSource")
+                .hasMessageContaining("must be \"request\" when mode is \"static\"");
+    }
+
+    @Test
     void parse_csiMode_defaultsToTheKubeletsUsualDir() throws InvalidConfigException {
         AgentConfig config = AgentConfigParser.parse("mode: csi\n");
 
@@ -148,7 +176,7 @@ class AgentConfigParserTest {
                 new Rejected("duplicate key", "mode: static\nmode: csi\n",
                         "config: could not be parsed as YAML or JSON: found duplicate key mode (line 2, column 1)"),
                 new Rejected("unknown top-level key", "mode: csi\nkubeletdir: /x\n",
-                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent, expiringUnreadMarginSeconds)"),
+                        "top level: unknown key \"kubeletdir\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent, expiringUnreadMarginSeconds, tokenSource)"),
                 // mode
                 new Rejected("mode missing", "kubeletDir: /x\n", "mode: Required value"),
                 new Rejected("relative status socket", "mode: csi\nstatusSocket: run/s.sock\n",
@@ -298,7 +326,7 @@ class AgentConfigParserTest {
                 new Rejected("gid a string", entry("gid: nobody"), p0 + "gid: must be an integer, got \"nobody\""),
                 // all at once
                 new Rejected("several errors", "mode: static\nextra: 1\nprojections:\n  - {namespace: NS, dir: rel}\n",
-                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent, expiringUnreadMarginSeconds); "
+                        "top level: unknown key \"extra\" (known keys: mode, kubeletDir, projections, maxUnboundExpirationSeconds, statusSocket, rereadCheck, rereadThresholdPercent, expiringUnreadMarginSeconds, tokenSource); "
                                 + p0 + "namespace: " + label + ", got \"NS\"; "
                                 + p0 + "serviceAccount: Required value; "
                                 + p0 + "dir: must be an absolute path, got \"rel\""));
