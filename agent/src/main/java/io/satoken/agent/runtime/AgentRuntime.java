@@ -226,6 +226,15 @@ public final class AgentRuntime implements AutoCloseable {
      * TokenRequests ({@link TokenConfinement}): a warning when none does.
      */
     private void watchConfinement() {
+        AgentConfig.TokenSourceKind kind = settings.config().tokenSource();
+        if (kind != AgentConfig.TokenSourceKind.REQUEST) {
+            TokenConfinement.byApiServer(kind == AgentConfig.TokenSourceKind.KUBELET
+                    ? "the kubelet mints every volume's token under NodeRestriction; the agent requests none"
+                    : "TokenRequests are made as node " + settings.nodeName() + " (constrained impersonation): the node"
+                            + " authorizer and NodeRestriction allow them only for pods bound to it",
+                    metrics.registry());
+            return;
+        }
         AdmissionregistrationV1Api admission = new AdmissionregistrationV1Api(apiClient);
         TokenConfinement confinement = new TokenConfinement(name -> {
             try {

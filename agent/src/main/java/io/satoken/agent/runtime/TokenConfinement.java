@@ -50,6 +50,7 @@ public final class TokenConfinement {
 
     private static final Logger log = LoggerFactory.getLogger(TokenConfinement.class);
 
+    /** Null when the API server confines the agent by itself ({@link #byApiServer}). */
     private final Registrations registrations;
     /** system:serviceaccount:NS:NAME, or null when not known (no in-cluster token). */
     private final String username;
@@ -68,6 +69,18 @@ public final class TokenConfinement {
         }
     }
 
+    /**
+     * The confinement of a token source the API server itself confines (node impersonation, kubelet-minted
+     * tokens): {@link State#CONFINED} for the given reason, logged once; no webhook is read.
+     */
+    public static TokenConfinement byApiServer(String reason, MeterRegistry registry) {
+        TokenConfinement confinement = new TokenConfinement(null, null, registry);
+        confinement.state = State.CONFINED;
+        confinement.reason = reason;
+        log.info("token requests confined: {}", reason);
+        return confinement;
+    }
+
     public State state() {
         return state;
     }
@@ -78,6 +91,9 @@ public final class TokenConfinement {
 
     /** Checks once; logs a warning when unconfined or unknown, at start and whenever the state changes. */
     public State check() {
+        if (registrations == null) {
+            return state; // confined by the API server: there is no registration to read
+        }
         State found;
         String why;
         try {

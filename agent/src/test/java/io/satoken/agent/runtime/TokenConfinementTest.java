@@ -33,6 +33,17 @@ class TokenConfinementTest {
     }
 
     @Test
+    void confinedByTheApiServer_readsNoRegistration_staysConfinedOnRecheck() {
+        TokenConfinement confinement = TokenConfinement.byApiServer("the kubelet mints every token", registry);
+
+        assertThat(confinement.check()).isEqualTo(State.CONFINED);
+        assertThat(confinement.reason()).isEqualTo("the kubelet mints every token");
+        assertThat(gauge("confined")).isEqualTo(1);
+        assertThat(gauge("unconfined")).isZero();
+        assertThat(gauge("unknown")).isZero();
+    }
+
+    @Test
     void shippedRegistration_namingThisAgent_confined() {
         TokenConfinement confinement = new TokenConfinement(name -> Optional.of(registration("Fail",
                 "request.userInfo.username == 'system:serviceaccount:' + 'satoken-system' + ':' + 'satoken-agent'")),
