@@ -13,12 +13,15 @@ import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.config.InvalidConfigException;
 import io.satoken.agent.runtime.AgentRuntime;
+import io.satoken.agent.token.DeliveredTokens;
 import io.satoken.agent.token.TokenRequestSource;
+import io.satoken.agent.token.TokenSource;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -86,7 +89,11 @@ class RunCommand implements Callable<Integer> {
                 nodeName, checked.metricsAddress(), AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN),
                 BuildVersion.current().version());
         RateLimiter limiter = new RateLimiter(qps, burst, RateLimiter.DEFAULT_MAX_WAIT);
-        AgentRuntime agent = new AgentRuntime(settings, new TokenRequestSource(client, limiter), client);
+        // tokenSource: kubelet mints nothing: the kubelet hands each volume's tokens over at every publish
+        TokenSource source = checked.config().tokenSource() == AgentConfig.TokenSourceKind.KUBELET
+                ? new DeliveredTokens(InstantSource.system())
+                : new TokenRequestSource(client, limiter);
+        AgentRuntime agent = new AgentRuntime(settings, source, client);
 
         CountDownLatch stopped = new CountDownLatch(1);
         Thread onSigterm = CleanExit.onSigterm(() -> {

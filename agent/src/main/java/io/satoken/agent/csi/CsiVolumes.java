@@ -14,6 +14,7 @@ import io.satoken.agent.reload.ReloadRequest;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TokenAdoption;
+import io.satoken.agent.token.DeliveredTokens;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
@@ -30,6 +31,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.time.InstantSource;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
@@ -76,6 +79,9 @@ public final class CsiVolumes {
     private final TokenAdoption adoption;
     private final VolumeEvents events;
     private final ReloadNotifier reloads;
+    /** With {@code tokenSource: kubelet}, where the kubelet's tokens go; null when the agent requests them. */
+    private final DeliveredTokens delivered;
+    private final InstantSource clock;
 
     /** By volume id; guarded by {@code this}. */
     private final Map<String, Entry> volumes = new HashMap<>();
@@ -110,7 +116,20 @@ public final class CsiVolumes {
     /** @param reloads sends the volumes' reload signals; null when the agent sends none */
     public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
             RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events, ReloadNotifier reloads) {
+        this(podsDir, node, store, mounter, pods, scheduler, adoption, events, reloads, null, InstantSource.system());
+    }
+
+    /**
+     * @param delivered with {@code tokenSource: kubelet}, the scheduler's token source, which every publish hands the
+     *     kubelet's tokens to ({@link KubeletTokens}); null when the agent requests its tokens itself
+     * @param clock tells whether a delivered token has expired
+     */
+    public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
+            RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events, ReloadNotifier reloads,
+            DeliveredTokens delivered, InstantSource clock) {
         this.reloads = reloads;
+        this.delivered = delivered;
+        this.clock = clock;
         this.podsDir = podsDir.toAbsolutePath().normalize();
         this.node = node;
         this.store = store;
@@ -130,14 +149,26 @@ public final class CsiVolumes {
      */
     public CompletableFuture<Void> publish(String volumeId, String targetPath, Map<String, String> attributes)
             throws CsiException {
+        return publish(volumeId, targetPath, attributes, Map.of());
+    }
+
+    /**
+     * As {@link #publish(String, String, Map)}, with the request's {@code secrets}: with {@code tokenSource: kubelet}
+     * the kubelet's tokens are read from them, else from the volume context, checked against the pod and the files,
+     * and handed to the token source before anything else happens. A republish (the kubelet's every minute or two)
+     * whose token changed has it written at once; one with the same token writes nothing.
+     */
+    public CompletableFuture<Void> publish(String volumeId, String targetPath, Map<String, String> attributes,
+            Map<String, String> secrets) throws CsiException {
         Path target = VolumeTarget.check(podsDir, volumeId, targetPath);                           // 1
         VolumeAttributes.Request request;
         try {
-            request = VolumeAttributes.parse(attributes);                                        // 2
+            request = VolumeAttributes.parse(KubeletTokens.withoutTokens(attributes));           // 2
         } catch (InvalidProjectionException e) {
             throw new CsiException(Status.Code.INVALID_ARGUMENT, e.getMessage());
         }
         PodIdentity pod = request.pod();
+        Set<String> newTokens = delivered == null ? Set.of() : deliver(volumeId, pod, request, attributes, secrets);
         String volumeName = VolumeTarget.volumeName(podsDir, target, pod.uid());
         Entry entry;
         synchronized (this) {
@@ -146,6 +177,10 @@ public final class CsiVolumes {
                 if (!existing.target.equals(target)) {
                     throw new CsiException(Status.Code.ALREADY_EXISTS, "volume " + volumeId
                             + " is already published at " + existing.target + ", not at " + target);
+                }
+                if (!newTokens.isEmpty() && existing.volume != null) {
+                    scheduler.refreshNow(existing.volume.files().stream().map(Projection::key)
+                            .filter(k -> newTokens.contains(DeliveredTokens.audienceOf(k))).toList());
                 }
                 return existing.firstWrite.copy();
             }
@@ -193,6 +228,24 @@ public final class CsiVolumes {
         // A copy: a caller that gives up waiting (the CSI server's orTimeout completes the future it is
         // given) must not fail the volume itself, or every retry of the kubelet would get that failure.
         return entry.firstWrite.copy();
+    }
+
+    /**
+     * Reads the kubelet's tokens of one publish, checks them against the pod and the volume's files, and keeps them
+     * as the latest; never logs a token.
+     *
+     * @return the audiences whose token is new
+     */
+    private Set<String> deliver(String volumeId, PodIdentity pod, VolumeAttributes.Request request,
+            Map<String, String> attributes, Map<String, String> secrets) throws CsiException {
+        KubeletTokens.Delivery delivery = KubeletTokens.read(secrets, attributes, pod, clock.instant());
+        KubeletTokens.checkFiles(request.files(), attributes.containsKey(CsiVolumeAttributes.PROJECTIONS), delivery);
+        Set<String> changed = delivered.deliver(pod.uid(), delivery.tokens());
+        if (!changed.isEmpty()) {
+            log.info("volume {} of pod {}: new token(s) from the kubelet for audience(s) {}, in {}", volumeId, pod,
+                    new TreeSet<>(changed), delivery.via().field());
+        }
+        return changed;
     }
 
     /** Unpublishes a volume: stops its refresh, unmounts it, removes its directory and record. Idempotent. */

@@ -65,7 +65,8 @@ final class PublishCall {
                         + CsiVolumeAttributes.DRIVER + " volumes are read-only for the pod; set readOnly: true on the"
                         + " pod's csi volume");
             }
-            volumes.publish(request.getVolumeId(), request.getTargetPath(), request.getVolumeContextMap())
+            volumes.publish(request.getVolumeId(), request.getTargetPath(), request.getVolumeContextMap(),
+                            request.getSecretsMap())
                     .orTimeout(CsiServer.PUBLISH_WAIT.toSeconds(), TimeUnit.SECONDS)
                     .whenComplete((done, error) -> {
                         if (error == null) {

@@ -119,6 +119,20 @@ public final class RefreshScheduler implements AutoCloseable {
         return output.firstWrite().copy(); // the caller's own: completing it leaves the directory's as it is
     }
 
+    /**
+     * Fetches the keys' tokens now and writes every directory that holds them, whatever their refresh times: the
+     * source has a newer token (the kubelet delivered one, with {@code tokenSource: kubelet}). Keys no directory
+     * holds are ignored; an unchanged token rewrites nothing.
+     */
+    public synchronized void refreshNow(Collection<TokenKey> keys) {
+        for (TokenKey key : keys) {
+            KeyRefresh state = this.keys.get(key);
+            if (state != null && !closed) {
+                state.schedule(timers, clock.instant(), true, this::attempt);
+            }
+        }
+    }
+
     /** Forgets a directory. Its files stay on disk; tokens no other directory uses are dropped. */
     public synchronized void remove(String name) {
         DirectoryOutput output = dirs.remove(name);

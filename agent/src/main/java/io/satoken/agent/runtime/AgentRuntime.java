@@ -18,6 +18,7 @@ import io.satoken.agent.reads.ConsumerReads;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
+import io.satoken.agent.token.DeliveredTokens;
 import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.reload.ContainerProcesses;
@@ -97,9 +98,13 @@ public final class AgentRuntime implements AutoCloseable {
     private final Diagnostics diagnostics;
     /** Sends volumes' reload signals; null outside CSI mode. */
     private final ReloadNotifier reloads;
+    /** With {@code tokenSource: kubelet}, the source: the kubelet's tokens as publishes deliver them; else null. */
+    private final DeliveredTokens delivered;
 
     /**
-     * @param source issues tokens (TokenRequest against the cluster)
+     * @param source issues tokens (TokenRequest against the cluster); with {@code tokenSource: kubelet}, a
+     *     {@link DeliveredTokens}, which mints nothing: its tokens are not counted as requests, and are served until
+     *     they expire ({@link RefreshPolicy#untilExpiry()}) since the kubelet refreshes them
      * @param apiClient reads the API server's ServiceAccount keys at start, to check tokens found on disk
      *     before adopting them; reads pods and sends Events in CSI mode. Null only in static mode, and then no
      *     token on disk is adopted: every one is requested anew
@@ -107,7 +112,15 @@ public final class AgentRuntime implements AutoCloseable {
     public AgentRuntime(Settings settings, TokenSource source, ApiClient apiClient) {
         this.settings = settings;
         this.apiClient = apiClient;
-        this.cache = new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
+        boolean kubeletMinted = settings.config().tokenSource() == AgentConfig.TokenSourceKind.KUBELET;
+        if (kubeletMinted != source instanceof DeliveredTokens) {
+            throw new IllegalArgumentException("source: tokenSource " + settings.config().tokenSource()
+                    + " needs " + (kubeletMinted ? "" : "a source other than ") + "DeliveredTokens, got " + source);
+        }
+        this.delivered = kubeletMinted ? (DeliveredTokens) source : null;
+        this.cache = kubeletMinted
+                ? new TokenCache(source, RefreshPolicy.untilExpiry(), clock)
+                : new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
         this.diagnostics = new Diagnostics(settings.config(), settings.nodeName(), timers, clock, metrics.registry());
         ConsumerReads reads = diagnostics.reads();
         this.reloads = settings.config().mode().csi() && apiClient != null
@@ -149,7 +162,7 @@ public final class AgentRuntime implements AutoCloseable {
             VolumeStore store = new VolumeStore(pluginDir.resolve("volumes"));
             store.create();
             volumes = new CsiVolumes(config.podsDir(), settings.nodeName(), store, new TmpfsMounter(),
-                    PodReader.api(apiClient), scheduler, adoption, events, reloads);
+                    PodReader.api(apiClient), scheduler, adoption, events, reloads, delivered, clock);
             List<PublishedVolume> resumed = volumes.resume();
             diagnostics.volumes(volumes, store, resumed);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,

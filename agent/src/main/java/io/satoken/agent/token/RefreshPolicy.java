@@ -46,6 +46,8 @@ public final class RefreshPolicy {
     private final double ttlFraction;
     /** Where in its range a token's jitter falls, in [0, 1). */
     private final ToDoubleFunction<IssuedToken> draw;
+    /** {@link #untilExpiry()}: a token is served until it expires, since someone else refreshes it. */
+    private final boolean untilExpiry;
 
     /**
      * @param maxJitter upper bound of the jitter; zero disables it
@@ -79,6 +81,23 @@ public final class RefreshPolicy {
         this.maxJitter = maxJitter;
         this.ttlFraction = ttlFraction;
         this.draw = Objects.requireNonNull(draw, "draw");
+        this.untilExpiry = false;
+    }
+
+    private RefreshPolicy() {
+        this.maxJitter = Duration.ZERO;
+        this.ttlFraction = 0;
+        this.draw = token -> 0;
+        this.untilExpiry = true;
+    }
+
+    /**
+     * {@code tokenSource: kubelet}: the kubelet refreshes each token (at 80 % of its life, TM-8) and delivers the new
+     * one at the volume's next NodePublishVolume, so the agent's own refresh point would only find the token not yet
+     * replaced and cry failure. A token is due only when it expires; a delivered successor is written before then.
+     */
+    public static RefreshPolicy untilExpiry() {
+        return new RefreshPolicy();
     }
 
     /** Kubelet's numbers: jitter up to 10 s, drawn from the token. */
@@ -148,6 +167,9 @@ public final class RefreshPolicy {
 
     /** The instant after which this token must be refreshed: its deadline minus its jitter. */
     public Instant refreshAt(IssuedToken token) {
+        if (untilExpiry) {
+            return token.expiresAt();
+        }
         return deadline(token).minus(drawJitter(token));
     }
 }
