@@ -3,6 +3,7 @@ package io.satoken.e2e;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.StorageV1Api;
+import io.kubernetes.client.openapi.apis.VersionApi;
 import io.kubernetes.client.openapi.models.V1CSINode;
 import io.kubernetes.client.openapi.models.V1CSINodeDriver;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -55,6 +56,70 @@ final class CsiDriverNode implements AutoCloseable {
      * start time under {@code test}.
      */
     static CsiDriverNode start(String test, String agentName) throws Exception {
+        return start(test, agentName, (node, work) -> {
+            Manifests.apply(node.apiServer(), E2E.repo().resolve("agent/deploy/25-csidriver.yaml"));
+            Path kubeconfig = AgentIdentity.kubeconfig(node.apiServer(), work.resolve("agent.kubeconfig"));
+            Path config = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir()
+                    + "\n");
+            return new Agent(config, kubeconfig);
+        });
+    }
+
+    /**
+     * As {@link #start(String, String)}, with the agent as the kubelet-minted profile ({@code
+     * deploy/profiles/kubelet-minted}) deploys it: its CSIDriver lists {@code tokenRequests} (here one audience,
+     * {@code audience}, of {@code lifetime} seconds) with {@code requiresRepublish}, and, on a 1.35+ API server, the
+     * Component {@code tokens-in-secrets}; its ClusterRole grants no {@code serviceaccounts/token}; its config says
+     * {@code tokenSource: kubelet}. The profile's CSIDriver, namespace, ServiceAccount, ClusterRole and binding are
+     * rendered by {@code kubectl kustomize} and applied by {@code kubectl apply} (client-java does not know the
+     * CSIDriver's newer fields).
+     */
+    static CsiDriverNode startKubeletMinted(String test, String agentName, String audience, long lifetime)
+            throws Exception {
+        return start(test, agentName, (node, work) -> {
+            boolean inSecrets = apiMinor(node) >= 35;
+            Path overlay = Files.createDirectories(work.resolve("kubelet-minted"));
+            Files.writeString(overlay.resolve("kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+                    + "kind: Kustomization\nresources:\n  - " + E2E.repo().resolve("deploy/profiles/kubelet-minted")
+                    + "\n" + (inSecrets ? "components:\n  - " + E2E.repo().resolve(
+                            "agent/deploy/components/tokens-in-secrets") + "\n" : "")
+                    + "patches:\n  - patch: |-\n      - op: replace\n        path: /spec/tokenRequests\n"
+                    + "        value: [{audience: " + audience + ", expirationSeconds: " + lifetime + "}]\n"
+                    + "    target: {kind: CSIDriver, name: " + DRIVER + "}\n");
+            Commands.Result rendered = Commands.run("kubelet-minted-kustomize", List.of("kubectl", "kustomize",
+                    overlay.toString()));
+            if (rendered.exit() != 0) {
+                throw new AssertionError("kubectl kustomize " + overlay + ":\n" + rendered.output());
+            }
+            List<String> kinds = List.of("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "CSIDriver");
+            String objects = Stream.of(rendered.output().split("(?m)^---$"))
+                    .filter(doc -> kinds.stream().anyMatch(k -> doc.contains("\nkind: " + k + "\n")))
+                    .reduce((a, b) -> a + "---" + b).orElseThrow();
+            Kubectl.forAdmin(node.apiServer()).apply(Files.writeString(work.resolve("kubelet-minted.yaml"), objects));
+            Path kubeconfig = work.resolve("agent.kubeconfig");
+            node.apiServer().writeKubeconfig(kubeconfig, IssuedTokens.record(node.apiServer().serviceAccountToken(
+                    AgentIdentity.NAMESPACE, AgentIdentity.SERVICE_ACCOUNT)));
+            Path config = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir()
+                    + "\ntokenSource: kubelet\n");
+            return new Agent(config, kubeconfig);
+        });
+    }
+
+    /** The API server's minor version. */
+    static int apiMinor(KubeletNode node) throws ApiException {
+        return Integer.parseInt(new VersionApi(node.adminClient()).getCode().execute().getMinor().replaceAll("\\D", ""));
+    }
+
+    /** The agent's config and kubeconfig. */
+    private record Agent(Path config, Path kubeconfig) {}
+
+    /** Applies what the agent needs to the node's API server and writes its files under {@code work}. */
+    @FunctionalInterface
+    private interface Install {
+        Agent install(KubeletNode node, Path work) throws Exception;
+    }
+
+    private static CsiDriverNode start(String test, String agentName, Install install) throws Exception {
         KubeletNode.assumeAvailable();
         KubeletNode node = KubeletNode.builder().start();
         CsiDriverNode started;
@@ -62,10 +127,8 @@ final class CsiDriverNode implements AutoCloseable {
             Figures.record(test, String.format(Locale.ROOT, "node Ready %d ms after the kubelet started",
                     node.readyTime().toMillis()));
             Path work = Files.createTempDirectory("satoken-csi-e2e");
-            Manifests.apply(node.apiServer(), E2E.repo().resolve("agent/deploy/25-csidriver.yaml"));
-            Path kubeconfig = AgentIdentity.kubeconfig(node.apiServer(), work.resolve("agent.kubeconfig"));
-            Path config = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir() + "\n");
-            started = new CsiDriverNode(node, work, config, kubeconfig, "127.0.0.1:" + E2E.freePort());
+            Agent agent = install.install(node, work);
+            started = new CsiDriverNode(node, work, agent.config(), agent.kubeconfig(), "127.0.0.1:" + E2E.freePort());
         } catch (Exception | Error e) {
             node.close();
             throw e;

@@ -242,8 +242,9 @@ public final class CsiVolumes {
         KubeletTokens.checkFiles(request.files(), attributes.containsKey(CsiVolumeAttributes.PROJECTIONS), delivery);
         Set<String> changed = delivered.deliver(pod.uid(), delivery.tokens());
         if (!changed.isEmpty()) {
-            log.info("volume {} of pod {}: new token(s) from the kubelet for audience(s) {}, in {}", volumeId, pod,
-                    new TreeSet<>(changed), delivery.via().field());
+            // names the field, never a token; a republish with the same tokens logs nothing
+            log.info("volume {} of pod {}: token(s) for audience(s) {} from the kubelet, in {}, new since its last"
+                    + " delivery to this agent", volumeId, pod, new TreeSet<>(changed), delivery.via().field());
         }
         return changed;
     }
