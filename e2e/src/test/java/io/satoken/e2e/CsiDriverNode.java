@@ -80,8 +80,8 @@ final class CsiDriverNode implements AutoCloseable {
             boolean inSecrets = apiMinor(node) >= 35;
             Path overlay = Files.createDirectories(work.resolve("kubelet-minted"));
             Files.writeString(overlay.resolve("kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\n"
-                    + "kind: Kustomization\nresources:\n  - " + E2E.repo().resolve("deploy/profiles/kubelet-minted")
-                    + "\n" + (inSecrets ? "components:\n  - " + E2E.repo().resolve(
+                    + "kind: Kustomization\nresources:\n  - " + relative(overlay, "deploy/profiles/kubelet-minted")
+                    + "\n" + (inSecrets ? "components:\n  - " + relative(overlay,
                             "agent/deploy/components/tokens-in-secrets") + "\n" : "")
                     + "patches:\n  - patch: |-\n      - op: replace\n        path: /spec/tokenRequests\n"
                     + "        value: [{audience: " + audience + ", expirationSeconds: " + lifetime + "}]\n"
@@ -103,6 +103,11 @@ final class CsiDriverNode implements AutoCloseable {
                     + "\ntokenSource: kubelet\n");
             return new Agent(config, kubeconfig);
         });
+    }
+
+    /** A directory of the repository as kustomize takes it: relative to the kustomization's own. */
+    private static Path relative(Path overlay, String dir) {
+        return overlay.toAbsolutePath().relativize(E2E.repo().resolve(dir).toAbsolutePath().normalize());
     }
 
     /** The API server's minor version. */

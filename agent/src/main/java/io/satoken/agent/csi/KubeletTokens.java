@@ -226,7 +226,10 @@ final class KubeletTokens {
             return "its subject is \"" + claims.getSubject() + "\", not the pod's ServiceAccount \"" + subject + "\"";
         }
         List<String> aud = claims.getAudience();
-        if (audience.isEmpty() ? aud.isEmpty() : !aud.equals(List.of(audience))) {
+        if (audience.isEmpty() && aud.isEmpty()) {
+            return "it has no audience, and a token for the API server's own audiences (\"\") must have some";
+        }
+        if (!audience.isEmpty() && !aud.equals(List.of(audience))) {
             return "its audiences are " + aud + ", not [" + audience + "]";
         }
         Map<String, Object> kubernetes = object(claims.getClaim(KUBERNETES_CLAIM));
