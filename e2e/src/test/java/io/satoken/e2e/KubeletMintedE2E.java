@@ -203,7 +203,7 @@ class KubeletMintedE2E {
         long versions = Long.parseLong(counts[2]);
         assertThat(torn).as("reads that were not a whole token, of %d", reads).isZero();
         assertThat(versions).as("token versions the reader saw").isGreaterThanOrEqualTo(2);
-        assertThat(agentLogs()).contains("new since its last delivery");
+        assertThat(agentLogs()).contains("not the one(s) this agent serves yet");
         V1Pod now = new CoreV1Api(node.adminClient()).readNamespacedPod("app", namespace).execute();
         assertThat(now.getStatus().getContainerStatuses().get(0).getRestartCount()).as("container restarts").isZero();
         Figures.record(TEST, String.format(Locale.ROOT, "kubelet's rotation written at %.0f %% of the %d s lifetime;"

@@ -234,7 +234,7 @@ public final class CsiVolumes {
      * Reads the kubelet's tokens of one publish, checks them against the pod and the volume's files, and keeps them
      * as the latest; never logs a token.
      *
-     * @return the audiences whose token is new
+     * @return the audiences whose token is not yet the one served ({@link DeliveredTokens#deliver})
      */
     private Set<String> deliver(String volumeId, PodIdentity pod, VolumeAttributes.Request request,
             Map<String, String> attributes, Map<String, String> secrets) throws CsiException {
@@ -243,8 +243,8 @@ public final class CsiVolumes {
         Set<String> changed = delivered.deliver(pod.uid(), delivery.tokens());
         if (!changed.isEmpty()) {
             // names the field, never a token; a republish with the same tokens logs nothing
-            log.info("volume {} of pod {}: token(s) for audience(s) {} from the kubelet, in {}, new since its last"
-                    + " delivery to this agent", volumeId, pod, new TreeSet<>(changed), delivery.via().field());
+            log.info("volume {} of pod {}: token(s) for audience(s) {} from the kubelet, in {}, not the one(s) this agent"
+                    + " serves yet", volumeId, pod, new TreeSet<>(changed), delivery.via().field());
         }
         return changed;
     }

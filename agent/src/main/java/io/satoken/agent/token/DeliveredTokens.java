@@ -22,6 +22,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>A key's pod is its bound object (the kubelet binds every token to its pod), and its audience is its one
  * audience, or {@code ""} for a key without audiences, as the kubelet names the CSIDriver's empty audience. Expired
  * tokens are dropped at each delivery, so a deleted pod's tokens go within one lifetime. Thread-safe.
+ *
+ * <p>{@link #deliver} tells which tokens differ from the ones this source last served, not from the ones last
+ * delivered: a delivery that lands while the scheduler is fetching the old token (which it then writes) is still new
+ * at the next republish, so the file never stays behind the kubelet for longer than one republish. After a restart
+ * nothing has been served, so the first republish is new; writing the token the file already holds changes nothing.
  */
 public final class DeliveredTokens implements TokenSource {
 
@@ -29,6 +34,7 @@ public final class DeliveredTokens implements TokenSource {
 
     private final InstantSource clock;
     private final Map<Slot, IssuedToken> latest = new ConcurrentHashMap<>();
+    private final Map<Slot, IssuedToken> served = new ConcurrentHashMap<>();
 
     public DeliveredTokens(InstantSource clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -37,15 +43,19 @@ public final class DeliveredTokens implements TokenSource {
     /**
      * Keeps the pod's tokens, by audience, as the latest the kubelet delivered.
      *
-     * @return the audiences whose token differs from the one kept before (all of them on a first delivery)
+     * @return the audiences whose token differs from the one this source last served for them (all of them before
+     *     it served any): those the scheduler must fetch again
      */
     public Set<String> deliver(String podUid, Map<String, IssuedToken> byAudience) {
         Instant now = clock.instant();
         latest.values().removeIf(token -> token.isExpired(now));
+        served.values().removeIf(token -> token.isExpired(now));
         Set<String> changed = new HashSet<>();
         byAudience.forEach((audience, token) -> {
-            IssuedToken before = latest.put(new Slot(podUid, audience), token);
-            if (before == null || !before.token().equals(token.token())) {
+            Slot slot = new Slot(podUid, audience);
+            latest.put(slot, token);
+            IssuedToken last = served.get(slot);
+            if (last == null || !last.token().equals(token.token())) {
                 changed.add(audience);
             }
         });
@@ -69,7 +79,8 @@ public final class DeliveredTokens implements TokenSource {
             throw new TokenSourceException(key + ": the kubelet delivers only pod-bound tokens", null, true, null);
         }
         String audience = audienceOf(key);
-        IssuedToken token = latest.get(new Slot(key.boundObject().uid(), audience));
+        Slot slot = new Slot(key.boundObject().uid(), audience);
+        IssuedToken token = latest.get(slot);
         Instant now = clock.instant();
         if (token == null) {
             throw new TokenSourceException(key + ": no token from the kubelet yet for audience \"" + audience
@@ -80,6 +91,7 @@ public final class DeliveredTokens implements TokenSource {
                     + "\" expired at " + token.expiresAt() + " and it has delivered no newer one (it republishes every"
                     + " volume every minute or two: is the kubelet running?)");
         }
+        served.put(slot, token);
         return token;
     }
 }

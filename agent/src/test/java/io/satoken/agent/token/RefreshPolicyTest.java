@@ -44,6 +44,14 @@ class RefreshPolicyTest {
     }
 
     @Test
+    void untilExpiry_servesATokenUntilItExpires_whateverItsLifetime() {
+        // tokenSource: kubelet: the kubelet refreshes, so the agent's own 80 % and 24 h points do not apply
+        for (Duration ttl : java.util.List.of(Duration.ofMinutes(10), Duration.ofHours(1), Duration.ofHours(60))) {
+            assertThat(RefreshPolicy.untilExpiry().refreshAt(token(ttl))).as("ttl %s", ttl).isEqualTo(START.plus(ttl));
+        }
+    }
+
+    @Test
     void eightyPercentRule_isStrictAtTheBoundary() {
         // TM-8: now > exp - floor(ttl*20/100); at exactly 48 min of 60 the token is still fresh.
         IssuedToken t = token(Duration.ofMinutes(60));
