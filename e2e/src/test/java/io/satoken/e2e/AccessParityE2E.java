@@ -52,9 +52,9 @@ import org.junit.jupiter.api.parallel.ResourceLock;
 class AccessParityE2E {
 
     private static final String TEST = "AccessParityE2E";
-    private static final String AUDIENCE = "vault";
-    private static final long LIFETIME = 600;
-    private static final String SA = "app";
+    static final String AUDIENCE = "vault";
+    static final long LIFETIME = 600;
+    static final String SA = "app";
     private static final Duration START = Duration.ofSeconds(180);
     /** Reads each file (the content goes nowhere), stats it, and says who the process is; one line each. */
     private static final String PROBE = "for v in kubelet satoken; do "
@@ -166,12 +166,22 @@ class AccessParityE2E {
 
     @Test
     void everyContainer_readsSatokensTokenExactlyWhenItReadsKubelets_withKubeletsModeAndOwner() throws Exception {
+        check(TEST, node, namespace);
+    }
+
+    /**
+     * Runs every shape's pod in {@code namespace} (which enforces no Pod Security level and has the ServiceAccount
+     * {@value #SA}) on a node whose agent serves {@value #AUDIENCE} tokens of {@value #LIFETIME} s, in whatever mode
+     * (the agent's own TokenRequests, or the kubelet-minted profile's CSIDriver listing that audience and
+     * lifetime), and asserts the contract of the class comment; the table goes to the figures of {@code test}.
+     */
+    static void check(String test, KubeletNode node, String namespace) throws Exception {
         List<Shape> shapes = shapes();
         CoreV1Api core = new CoreV1Api(node.adminClient());
         Instant created = Instant.now();
         Map<Shape, V1Pod> pods = new LinkedHashMap<>();
         for (Shape shape : shapes) {
-            pods.put(shape, core.createNamespacedPod(namespace, pod(shape)).execute());
+            pods.put(shape, core.createNamespacedPod(namespace, pod(shape, node, namespace)).execute());
         }
         for (Shape shape : shapes) {
             pods.put(shape, node.awaitRunning(namespace, shape.name(), START));
@@ -185,7 +195,7 @@ class AccessParityE2E {
             String kubeletOnNode = statOnNode(volumes.resolve("kubernetes.io~projected/kubelet/token"));
             String satokenOnNode = statOnNode(volumes.resolve("kubernetes.io~csi/satoken/mount/token"));
             for (Box box : shape.boxes()) {
-                Map<String, String> report = report(shape.name(), box.name());
+                Map<String, String> report = report(node, namespace, shape.name(), box.name());
                 rows.add(new Row(shape, box.name() + (box.init() ? " (init)" : ""), report.get("id"),
                         probe(report.get("kubelet")), probe(report.get("satoken")), kubeletOnNode, satokenOnNode));
             }
@@ -193,10 +203,11 @@ class AccessParityE2E {
 
         String table = table(rows);
         System.out.println(table);
-        Figures.record(TEST, String.format(Locale.ROOT, "%d pods, %d containers: all Running %d ms after the first "
-                + "create; kubelet v1.26 on %s", shapes.size(), rows.size(), allRunning.toMillis(), node.nodeName()));
+        Figures.record(test, String.format(Locale.ROOT, "%d pods, %d containers: all Running %d ms after the first "
+                + "create; kubelet 1.%d on %s", shapes.size(), rows.size(), allRunning.toMillis(),
+                CsiDriverNode.apiMinor(node), node.nodeName()));
         for (String line : table.lines().toList()) {
-            Figures.record(TEST, line);
+            Figures.record(test, line);
         }
         List<String> different = rows.stream().filter(r -> !r.same())
                 .map(r -> r.shape().name() + "/" + r.container()).toList();
@@ -217,7 +228,7 @@ class AccessParityE2E {
     }
 
     /** The shape's pod: both volumes, each container running {@link #PROBE} (then sleeping, unless an init). */
-    private static V1Pod pod(Shape shape) {
+    private static V1Pod pod(Shape shape, KubeletNode node, String namespace) {
         V1ServiceAccountTokenProjection token = new V1ServiceAccountTokenProjection().audience(AUDIENCE)
                 .expirationSeconds(LIFETIME).path("token");
         V1ProjectedVolumeSource projected = new V1ProjectedVolumeSource()
@@ -252,7 +263,8 @@ class AccessParityE2E {
     }
 
     /** The container's probe lines from its log: {@code kubelet}, {@code satoken} and {@code id} to the rest. */
-    private static Map<String, String> report(String pod, String container) throws ApiException {
+    private static Map<String, String> report(KubeletNode node, String namespace, String pod, String container)
+            throws ApiException {
         CoreV1Api core = new CoreV1Api(node.adminClient());
         Instant deadline = Instant.now().plusSeconds(30);
         while (true) {

@@ -58,9 +58,10 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * <p>Steps, in order: (a) the pod reads a token the API server accepts, bound to it, and the agent says which field
  * the kubelet used and made no TokenRequest; (b) its claims are those of kubelet's projected token, apart from
  * iat, nbf, exp and jti; (c) a volume asking for an audience the CSIDriver does not list fails with a FailedMount
- * naming the list; (d) an agent restart leaves the files untouched; (e) the kubelet's rotation, ~80 % into the
- * 600 s lifetime (the CSIDriver's minimum), is seen by the reader with no torn read; (f) no agent log holds a token.
- * The rotation is the only long wait (~8 to 10 min); the other steps run inside it.
+ * naming the list; (d) an agent restart leaves the files untouched; (e) {@link AccessParityE2E}'s shapes read the
+ * agent's file exactly when they read kubelet's, with its mode and owner; (f) the kubelet's rotation, ~80 % into
+ * the 600 s lifetime (the CSIDriver's minimum), is seen by the reader with no torn read; (g) no agent log holds a
+ * token. The rotation is the only long wait (~8 to 10 min); the other steps run inside it.
  */
 @ResourceLock(KubeletNode.RESOURCE)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -69,9 +70,10 @@ class KubeletMintedE2E {
     private static final String TEST = "KubeletMintedE2E";
     private static final String AGENT = "kubelet-minted-agent";
     private static final String DRIVER = CsiDriverNode.DRIVER;
-    private static final String AUDIENCE = "vault";
-    private static final long LIFETIME = 600;
-    private static final String SA = "app";
+    /** AccessParityE2E's audience, lifetime and ServiceAccount: its pods run on this node too, (e). */
+    private static final String AUDIENCE = AccessParityE2E.AUDIENCE;
+    private static final long LIFETIME = AccessParityE2E.LIFETIME;
+    private static final String SA = AccessParityE2E.SA;
     private static final long USER = 1000;
     private static final long FS_GROUP = 2000;
 
@@ -181,6 +183,14 @@ class KubeletMintedE2E {
     // (e)
     @Test
     @Order(5)
+    void accessParity_withKubeletsProjectedToken_holdsInThisMode() throws Exception {
+        // AccessParityE2E's pods, on this node, while the rotation is awaited: its audience and lifetime are ours
+        AccessParityE2E.check(TEST + "-parity", node, csi.namespace("parity", Map.of(), SA));
+    }
+
+    // (f)
+    @Test
+    @Order(6)
     void rotation_isSeenByTheReader_withNoTornRead() throws Exception {
         Instant issued = JwtClaims.of(firstToken).issuedAt();
         Instant deadline = JwtClaims.of(firstToken).expiresAt().plusSeconds(30);
@@ -211,9 +221,9 @@ class KubeletMintedE2E {
                 .toMillis() / (LIFETIME * 1000.0), LIFETIME, versions, reads, torn));
     }
 
-    // (f)
+    // (g)
     @Test
-    @Order(6)
+    @Order(7)
     void noAgentLog_holdsATokenOrAJwtShapedString() throws Exception {
         List<String> tokens = IssuedTokens.all();
         for (Path log : agentLogFiles()) {
