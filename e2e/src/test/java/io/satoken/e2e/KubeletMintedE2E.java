@@ -131,10 +131,10 @@ class KubeletMintedE2E {
     void claims_areThoseOfKubeletsProjectedToken_apartFromTheTimesAndId() throws Exception {
         Map<String, Object> ours = new HashMap<>(SignedJWT.parse(firstToken).getJWTClaimsSet().getClaims());
         Map<String, Object> theirs = new HashMap<>(SignedJWT.parse(kubeletToken).getJWTClaimsSet().getClaims());
-        for (String time : List.of("iat", "nbf", "exp", "jti")) {
-            assertThat(ours).as("the agent's token's claims").containsKey(time);
-            ours.remove(time);
-            theirs.remove(time);
+        assertThat(ours).as("the agent's token's claims").containsKeys("iat", "nbf", "exp");
+        for (String timeOrId : List.of("iat", "nbf", "exp", "jti")) { // jti from 1.29 on
+            ours.remove(timeOrId);
+            theirs.remove(timeOrId);
         }
         assertThat(ours).isEqualTo(theirs);
         JWTClaimsSet claims = SignedJWT.parse(firstToken).getJWTClaimsSet();
@@ -196,7 +196,8 @@ class KubeletMintedE2E {
         Instant deadline = JwtClaims.of(firstToken).expiresAt().plusSeconds(30);
         Instant rotated = null;
         while (rotated == null && Instant.now().isBefore(deadline)) {
-            if (!read(app, "/agent/token").equals(firstToken)) {
+            // the kubelet's refresh, not a second token it may hand over just after the first publish (seen on 1.36)
+            if (JwtClaims.of(read(app, "/agent/token")).issuedAt().isAfter(issued.plusSeconds(LIFETIME / 2))) {
                 rotated = Instant.now();
             } else {
                 SatokenProcess.pause(Duration.ofSeconds(2));
@@ -214,6 +215,9 @@ class KubeletMintedE2E {
         assertThat(torn).as("reads that were not a whole token, of %d", reads).isZero();
         assertThat(versions).as("token versions the reader saw").isGreaterThanOrEqualTo(2);
         assertThat(agentLogs()).contains("not the one(s) this agent serves yet");
+        Figures.record(TEST, "the kubelet handed over " + agentLogs().lines().filter(l -> l.contains("pod " + namespace
+                + "/app ") && l.contains("not the one(s) this agent serves yet")).count() + " distinct token(s) to the"
+                + " agents of pod app (one line per token new to an agent, the restarted one's first included)");
         V1Pod now = new CoreV1Api(node.adminClient()).readNamespacedPod("app", namespace).execute();
         assertThat(now.getStatus().getContainerStatuses().get(0).getRestartCount()).as("container restarts").isZero();
         Figures.record(TEST, String.format(Locale.ROOT, "kubelet's rotation written at %.0f %% of the %d s lifetime;"
@@ -291,7 +295,8 @@ class KubeletMintedE2E {
     /** Every log of this class's agents, the restarted ones' too. */
     private static List<Path> agentLogFiles() throws IOException {
         try (Stream<Path> files = Files.walk(E2E.logsDir())) {
-            return files.filter(Files::isRegularFile).filter(f -> f.getFileName().toString().startsWith(AGENT))
+            // named <run>-<seq>-<name>.log
+            return files.filter(Files::isRegularFile).filter(f -> f.getFileName().toString().contains("-" + AGENT))
                     .sorted().toList();
         }
     }
