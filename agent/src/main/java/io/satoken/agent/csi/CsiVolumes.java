@@ -47,7 +47,10 @@ import org.slf4j.LoggerFactory;
  *   <li>The volume id and target path are checked: the target must lie under {@code <kubeletDir>/pods/}, the
  *       only place the kubelet asks for, so a caller cannot have a tmpfs mounted anywhere else.</li>
  *   <li>The attributes are read ({@link VolumeAttributes}); the pod's identity is the kubelet's pod info, and
- *       the target must be the kubelet's path for an inline volume of that pod's uid ({@link VolumeTarget}).</li>
+ *       the target must be the kubelet's path for an inline volume of that pod's uid ({@link VolumeTarget}). With
+ *       {@code tokenSource: kubelet} the kubelet's tokens are read from the request, checked against the pod and
+ *       the files, and handed to the token source ({@link KubeletTokens}, {@link DeliveredTokens}); they never
+ *       reach the attributes, the record or a log line.</li>
  *   <li>A volume already published at the same target answers as its first publish did (the kubelet
  *       retries); the same id at another target is refused, and so is a volume that would give its pod more
  *       than {@link PodLimits#MAX_PENDING_FILES} files waiting for their first token.</li>
