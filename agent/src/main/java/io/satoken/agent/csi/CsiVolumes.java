@@ -182,6 +182,8 @@ public final class CsiVolumes {
                             + " is already published at " + existing.target + ", not at " + target);
                 }
                 if (!newTokens.isEmpty() && existing.volume != null) {
+                    // the kubelet's refreshed token, written at once; only sets a timer (the scheduler never calls
+                    // back into this class under its own lock, so this lock order is safe)
                     scheduler.refreshNow(existing.volume.files().stream().map(Projection::key)
                             .filter(k -> newTokens.contains(DeliveredTokens.audienceOf(k))).toList());
                 }
