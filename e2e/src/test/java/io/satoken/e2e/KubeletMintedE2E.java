@@ -44,7 +44,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -61,11 +64,17 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * naming the list; (d) an agent restart leaves the files untouched; (e) {@link AccessParityE2E}'s shapes read the
  * agent's file exactly when they read kubelet's, with its mode and owner; (f) the kubelet's rotation, ~80 % into
  * the 600 s lifetime (the CSIDriver's minimum), is seen by the reader with no torn read; (g) no agent log holds a
- * token. The rotation is the only long wait (~8 to 10 min); the other steps run inside it.
+ * token. The rotation is the only long wait (~8 to 10 min); the other steps run inside it, and the class runs beside
+ * the classes that need no node. The second tier skips (f): the rotation is the agent's atomic switch, the same on
+ * every version, and it costs the tier's one-kubelet chain ten minutes.
  */
+@Execution(ExecutionMode.CONCURRENT) // waits ~10 min for a rotation; see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class KubeletMintedE2E {
+
+    /** The rotation wait, (f): the second tier runs the class without it (e2e/pom.xml, profile kube-next). */
+    static final String ROTATION = "kubelet-minted-rotation";
 
     private static final String TEST = "KubeletMintedE2E";
     private static final String AGENT = "kubelet-minted-agent";
@@ -191,6 +200,7 @@ class KubeletMintedE2E {
     // (f)
     @Test
     @Order(6)
+    @Tag(ROTATION)
     void rotation_isSeenByTheReader_withNoTornRead() throws Exception {
         Instant issued = JwtClaims.of(firstToken).issuedAt();
         Instant deadline = JwtClaims.of(firstToken).expiresAt().plusSeconds(30);
