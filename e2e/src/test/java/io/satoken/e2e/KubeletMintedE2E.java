@@ -302,11 +302,13 @@ class KubeletMintedE2E {
         return result.stdout();
     }
 
-    /** Every log of this class's agents, the restarted ones' too. */
+    /** Every log of this class's agents in this run, the restarted ones' too. */
     private static List<Path> agentLogFiles() throws IOException {
+        // named <run>-<seq>-<name>.log, <run> this JVM's pid: a directory kept from an earlier run holds others
+        String run = ProcessHandle.current().pid() + "-";
         try (Stream<Path> files = Files.walk(E2E.logsDir())) {
-            // named <run>-<seq>-<name>.log
-            return files.filter(Files::isRegularFile).filter(f -> f.getFileName().toString().contains("-" + AGENT))
+            return files.filter(Files::isRegularFile).map(f -> f.getFileName().toString())
+                    .filter(name -> name.startsWith(run) && name.contains("-" + AGENT)).map(E2E.logsDir()::resolve)
                     .sorted().toList();
         }
     }
