@@ -1,5 +1,16 @@
 package io.satoken.agent.csi;
 
+import io.satoken.agent.refresh.Backoff;
+import io.satoken.agent.refresh.RefreshListener;
+import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.agent.testing.FixedRandom;
+import io.satoken.agent.testing.KubeletTokenJson;
+import io.satoken.agent.token.DeliveredTokens;
+import io.satoken.agent.token.IssuedToken;
+import io.satoken.agent.token.RefreshPolicy;
+import io.satoken.agent.token.TokenCache;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -116,6 +127,36 @@ class CsiServerTest {
             assertThat(e.getStatus().getCode()).isEqualTo(code);
             assertThat(e.getStatus().getDescription()).isEqualTo(description);
         });
+    }
+
+    @Test
+    void publish_withTokenSourceKubelet_writesTheTokenTheKubeletSentInTheRequestsSecrets() throws Exception {
+        // the agent as tokenSource: kubelet wires it, behind the same sockets
+        server.close();
+        DeliveredTokens delivered = new DeliveredTokens(clock);
+        TokenCache cache = new TokenCache(delivered, RefreshPolicy.untilExpiry(), clock);
+        try (RefreshScheduler scheduler = new RefreshScheduler(cache, timers,
+                new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
+                RefreshListener.NONE)) {
+            VolumeStore store = new VolumeStore(kubeletDir.resolve("satoken-volumes-kubelet"));
+            store.create();
+            CsiVolumes kubeletMinted = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods,
+                    scheduler, new TokenAdoption(cache, Optional.empty(), SignatureCheck.unavailable("no keys")),
+                    (pod, reason, message) -> { }, null, delivered, clock);
+            server = new CsiServer(kubeletDir, "node-a", "1.2.3", kubeletMinted, (took, result) -> { });
+            server.start();
+            csi.close();
+            csi = new CsiClient(server.csiSocket());
+            KubeletTokenJson kubelet = new KubeletTokenJson();
+            IssuedToken token = kubelet.token(WEB, "vault", clock.instant().truncatedTo(ChronoUnit.SECONDS), 600);
+
+            csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
+                    PodInfo.attributes(WEB, "audience", "vault")).toBuilder()
+                    .putSecrets(KubeletTokenJson.KEY, KubeletTokenJson.json(Map.of("vault", token))).build());
+
+            assertThat(target().resolve("token")).hasContent(token.token());
+            assertThat(source.calls()).as("TokenRequests").isZero();
+        }
     }
 
     @Test
