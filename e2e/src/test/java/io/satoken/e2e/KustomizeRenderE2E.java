@@ -2,7 +2,9 @@ package io.satoken.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubernetes.client.openapi.models.V1CSIDriver;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1DaemonSet;
 import io.kubernetes.client.openapi.models.V1Deployment;
@@ -93,6 +95,37 @@ class KustomizeRenderE2E {
         assertThat(of(objects, V1Namespace.class)).filteredOn(n -> n.getMetadata().getName().equals("satoken-controlplane"))
                 .singleElement().satisfies(n -> assertThat(n.getMetadata().getLabels())
                         .containsEntry("pod-security.kubernetes.io/enforce", "privileged"));
+    }
+
+    @Test
+    void kubeletMintedProfile_grantsNoTokenRight_listsTokenRequests_andSaysTokenSourceKubelet() throws Exception {
+        List<Object> objects = render(E2E.repo().resolve("deploy/profiles/kubelet-minted"));
+
+        List<V1PolicyRule> rules = of(objects, V1ClusterRole.class).stream()
+                .filter(r -> r.getMetadata().getName().equals("satoken-agent")).findFirst().orElseThrow().getRules();
+        assertThat(rules).flatExtracting(V1PolicyRule::getResources).containsExactlyInAnyOrder("pods", "events")
+                .doesNotContain("serviceaccounts/token", "validatingwebhookconfigurations");
+        V1CSIDriver driver = of(objects, V1CSIDriver.class).get(0);
+        assertThat(driver.getSpec().getRequiresRepublish()).isTrue();
+        assertThat(driver.getSpec().getTokenRequests()).isNotEmpty()
+                .allSatisfy(t -> assertThat(t.getExpirationSeconds()).isGreaterThanOrEqualTo(600L));
+        assertThat(driver.getSpec().getPodInfoOnMount()).as("the pod information the tokens are checked against")
+                .isTrue();
+        assertThat(of(objects, V1ConfigMap.class).get(0).getData().get("agent.yaml")).contains("tokenSource: kubelet");
+
+        // 1.35+: the Component (client-java's models do not know the field, so it is read as text)
+        Path overlay = Files.createDirectories(E2E.repo().resolve("e2e/target/kustomize-render/tokens-in-secrets"));
+        Files.writeString(overlay.resolve("kustomization.yaml"), """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                resources:
+                  - ../../../../deploy/profiles/kubelet-minted
+                components:
+                  - ../../../../agent/deploy/components/tokens-in-secrets
+                """);
+        Commands.Result r = Commands.run("kubectl-kustomize", List.of("kubectl", "kustomize", overlay.toString()));
+        assertThat(r.exit()).as(r.output()).isZero();
+        assertThat(r.output()).contains("serviceAccountTokenInSecrets: true");
     }
 
     @Test
