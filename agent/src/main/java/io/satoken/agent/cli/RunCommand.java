@@ -13,6 +13,8 @@ import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.config.InvalidConfigException;
 import io.satoken.agent.runtime.AgentRuntime;
+import io.satoken.agent.token.NodeImpersonation;
+import io.satoken.agent.token.NodeImpersonationProbe;
 import io.satoken.agent.token.TokenRequestSource;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -86,7 +88,7 @@ class RunCommand implements Callable<Integer> {
                 nodeName, checked.metricsAddress(), AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN),
                 BuildVersion.current().version());
         RateLimiter limiter = new RateLimiter(qps, burst, RateLimiter.DEFAULT_MAX_WAIT);
-        AgentRuntime agent = new AgentRuntime(settings, new TokenRequestSource(client, limiter), client);
+        AgentRuntime agent = new AgentRuntime(settings, tokenSource(checked.config(), client, limiter), client);
 
         CountDownLatch stopped = new CountDownLatch(1);
         Thread onSigterm = CleanExit.onSigterm(() -> {
@@ -103,6 +105,21 @@ class RunCommand implements Callable<Integer> {
         }
         stopped.await();
         return 0;
+    }
+
+    /**
+     * The TokenRequests' client: the agent's own, or with {@code tokenSource: node-impersonation} a second one that acts
+     * as this node, once {@link NodeImpersonationProbe} has found that the API server allows it (else the agent does
+     * not start: it never falls back to its own credential).
+     */
+    private TokenRequestSource tokenSource(AgentConfig config, ApiClient client, RateLimiter limiter) throws Exception {
+        if (config.tokenSource() != AgentConfig.TokenSourceKind.NODE_IMPERSONATION) {
+            return new TokenRequestSource(client, limiter);
+        }
+        ApiClient asNode = NodeImpersonation.asNode(KubeClients.fromFlags(clientAndMetrics.kubeconfig()), nodeName);
+        startLog.info("node impersonation: {}", NodeImpersonationProbe.check(NodeImpersonationProbe.api(client, asNode),
+                nodeName));
+        return new TokenRequestSource(asNode, limiter);
     }
 
     /** What {@code run} starts with: the flags checked and the config parsed. */
