@@ -117,9 +117,13 @@ public final class NodeImpersonationProbe {
         try {
             self = server.reviewSelf();
         } catch (ApiException e) {
-            throw unavailable(version, e.getCode() == 404
-                    ? "the API server does not serve SelfSubjectReview (authentication.k8s.io/v1, Kubernetes 1.28+)"
-                    : "a SelfSubjectReview with the agent's own credential failed: " + TokenRequestFailure.serverSaid(e));
+            // before 1.28 the review is not served, and RBAC refuses it first (403) where the built-in roles lack it
+            int minor = minor(version);
+            throw unavailable(version, (e.getCode() == 404 || (minor >= 0 && minor < 28)
+                    ? "the API server does not serve SelfSubjectReview (authentication.k8s.io/v1, Kubernetes 1.28+), nor"
+                            + " constrained impersonation (beta and on by default from 1.36); "
+                    : "") + "a SelfSubjectReview with the agent's own credential failed: "
+                    + TokenRequestFailure.serverSaid(e));
         }
         String agent = self == null || self.getUsername() == null ? "(unnamed)" : self.getUsername();
         String claimed = nodeClaim(self);
@@ -165,7 +169,7 @@ public final class NodeImpersonationProbe {
             return "Kubernetes " + version + " has no constrained impersonation (alpha in 1.35, beta and on by default"
                     + " from 1.36)";
         }
-        String rbac = "the ClusterRole of agent/deploy/profiles/node-impersonation (impersonate:associated-node on"
+        String rbac = "the ClusterRole of deploy/profiles/node-impersonation (impersonate:associated-node on"
                 + " nodes in API group authentication.k8s.io, impersonate-on:associated-node:create on"
                 + " serviceaccounts/token and selfsubjectreviews) must be bound to " + agent;
         if (minor == 35) {
