@@ -31,6 +31,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -49,10 +50,12 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * file, which never rotates (README).
  */
 @ResourceLock(KubeletNode.RESOURCE)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AccessParityE2E {
 
-    private static final String TEST = "AccessParityE2E";
-    private static final String AUDIENCE = "vault";
+    /** The name the figures are recorded under: this class's, or a variant's. */
+    private static String test = "AccessParityE2E";
+    static final String AUDIENCE = "vault";
     private static final long LIFETIME = 600;
     private static final String SA = "app";
     private static final Duration START = Duration.ofSeconds(180);
@@ -111,15 +114,21 @@ class AccessParityE2E {
     private static String namespace;
 
     @BeforeAll
-    static void startNodeAndAgent() throws Exception {
-        csi = CsiDriverNode.start(TEST, "parity-agent");
+    void startNodeAndAgent() throws Exception {
+        test = getClass().getSimpleName();
+        csi = startNode(test);
         node = csi.node();
         // root and mixed users: no Pod Security level is enforced here
         namespace = csi.namespace("parity", Map.of(), SA);
     }
 
+    /** The node and agent the shapes run on; a variant overrides it to run them with another token source. */
+    CsiDriverNode startNode(String name) throws Exception {
+        return CsiDriverNode.start(name, "parity-agent");
+    }
+
     @AfterAll
-    static void stop() throws IOException {
+    void stop() throws IOException {
         if (csi != null) {
             csi.close();
         }
@@ -193,10 +202,10 @@ class AccessParityE2E {
 
         String table = table(rows);
         System.out.println(table);
-        Figures.record(TEST, String.format(Locale.ROOT, "%d pods, %d containers: all Running %d ms after the first "
+        Figures.record(test, String.format(Locale.ROOT, "%d pods, %d containers: all Running %d ms after the first "
                 + "create; kubelet v1.26 on %s", shapes.size(), rows.size(), allRunning.toMillis(), node.nodeName()));
         for (String line : table.lines().toList()) {
-            Figures.record(TEST, line);
+            Figures.record(test, line);
         }
         List<String> different = rows.stream().filter(r -> !r.same())
                 .map(r -> r.shape().name() + "/" + r.container()).toList();
