@@ -31,6 +31,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -49,9 +50,11 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * file, which never rotates (README).
  */
 @ResourceLock(KubeletNode.RESOURCE)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AccessParityE2E {
 
-    private static final String TEST = "AccessParityE2E";
+    /** The name the figures are recorded under: this class's, or a variant's. */
+    private static String test = "AccessParityE2E";
     static final String AUDIENCE = "vault";
     static final long LIFETIME = 600;
     static final String SA = "app";
@@ -111,15 +114,21 @@ class AccessParityE2E {
     private static String namespace;
 
     @BeforeAll
-    static void startNodeAndAgent() throws Exception {
-        csi = CsiDriverNode.start(TEST, "parity-agent");
+    void startNodeAndAgent() throws Exception {
+        test = getClass().getSimpleName();
+        csi = startNode(test);
         node = csi.node();
         // root and mixed users: no Pod Security level is enforced here
         namespace = csi.namespace("parity", Map.of(), SA);
     }
 
+    /** The node and agent the shapes run on; a variant overrides it to run them with another token source. */
+    CsiDriverNode startNode(String name) throws Exception {
+        return CsiDriverNode.start(name, "parity-agent");
+    }
+
     @AfterAll
-    static void stop() throws IOException {
+    void stop() throws IOException {
         if (csi != null) {
             csi.close();
         }
@@ -166,7 +175,7 @@ class AccessParityE2E {
 
     @Test
     void everyContainer_readsSatokensTokenExactlyWhenItReadsKubelets_withKubeletsModeAndOwner() throws Exception {
-        check(TEST, node, namespace);
+        check(test, node, namespace);
     }
 
     /**

@@ -9,6 +9,7 @@ import io.kubernetes.client.openapi.models.V1CSINodeDriver;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.common.projection.CsiVolumeAttributes;
+import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
 import io.satoken.e2e.node.KubeletNode;
 import java.io.IOException;
@@ -22,6 +23,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * A real kubelet node ({@link KubeletNode}) whose CSI driver {@value CsiVolumeAttributes#DRIVER} is the agent, run
@@ -41,6 +43,8 @@ final class CsiDriverNode implements AutoCloseable {
     private final Path agentKubeconfig;
     private final String metricsAddress;
     private SatokenProcess agent;
+    /** The API server's audit log and policy, where {@link #startImpersonating} enabled it; else null. */
+    private Path auditDir;
 
     private CsiDriverNode(KubeletNode node, Path work, Path agentConfig, Path agentKubeconfig, String metricsAddress) {
         this.node = node;
@@ -56,12 +60,11 @@ final class CsiDriverNode implements AutoCloseable {
      * start time under {@code test}.
      */
     static CsiDriverNode start(String test, String agentName) throws Exception {
-        return start(test, agentName, (node, work) -> {
+        KubeletNode.assumeAvailable();
+        return start(test, agentName, KubeletNode.builder(), (node, work) -> {
             Manifests.apply(node.apiServer(), E2E.repo().resolve("agent/deploy/25-csidriver.yaml"));
             Path kubeconfig = AgentIdentity.kubeconfig(node.apiServer(), work.resolve("agent.kubeconfig"));
-            Path config = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir()
-                    + "\n");
-            return new Agent(config, kubeconfig);
+            return new Agent(agentConfig(work, node, ""), kubeconfig);
         });
     }
 
@@ -76,7 +79,8 @@ final class CsiDriverNode implements AutoCloseable {
      */
     static CsiDriverNode startKubeletMinted(String test, String agentName, String audience, long lifetime)
             throws Exception {
-        return start(test, agentName, (node, work) -> {
+        KubeletNode.assumeAvailable();
+        return start(test, agentName, KubeletNode.builder(), (node, work) -> {
             boolean inSecrets = apiMinor(node) >= 35;
             Path overlay = Files.createDirectories(work.resolve("kubelet-minted"));
             Files.writeString(overlay.resolve("kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\n"
@@ -99,9 +103,7 @@ final class CsiDriverNode implements AutoCloseable {
             Path kubeconfig = work.resolve("agent.kubeconfig");
             node.apiServer().writeKubeconfig(kubeconfig, IssuedTokens.record(node.apiServer().serviceAccountToken(
                     AgentIdentity.NAMESPACE, AgentIdentity.SERVICE_ACCOUNT)));
-            Path config = Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir()
-                    + "\ntokenSource: kubelet\n");
-            return new Agent(config, kubeconfig);
+            return new Agent(agentConfig(work, node, "tokenSource: kubelet\n"), kubeconfig);
         });
     }
 
@@ -124,9 +126,57 @@ final class CsiDriverNode implements AutoCloseable {
         Agent install(KubeletNode node, Path work) throws Exception;
     }
 
-    private static CsiDriverNode start(String test, String agentName, Install install) throws Exception {
+    /** The agent's config in CSI mode on the node's kubelet dir, with {@code more} (YAML lines) appended. */
+    private static Path agentConfig(Path work, KubeletNode node, String more) throws IOException {
+        return Files.writeString(work.resolve("agent.yaml"), "mode: csi\nkubeletDir: " + node.rootDir() + "\n" + more);
+    }
+
+    /**
+     * As {@link #start(String, String)}, with the agent in the node-impersonation profile
+     * (deploy/profiles/node-impersonation): the API server runs NodeRestriction, the agent holds the profile's RBAC
+     * with the nodes granted {@code audiences}, its credential is a token bound to its pod on the node, and its config
+     * says {@code tokenSource: node-impersonation}. No webhook is installed. Aborts the test, loudly, where the
+     * kubelet (and so the API server) is older than 1.36.
+     */
+    static CsiDriverNode startImpersonating(String test, String agentName, List<String> audiences) throws Exception {
         KubeletNode.assumeAvailable();
-        KubeletNode node = KubeletNode.builder().start();
+        int minor = KubeletNode.minorVersion();
+        if (minor < 36) {
+            System.err.println("*** SKIPPED " + test + " (node impersonation): Kubernetes v1." + minor + " from "
+                    + KubeApiServer.assetsDir() + " has no constrained impersonation on by"
+                    + " default (1.36+); it runs in the v1.36 tier ***");
+            Assumptions.abort("node impersonation needs Kubernetes 1.36+, got v1." + minor);
+        }
+        // the API server's audit log says under which user each TokenRequest ran
+        Path audit = Files.createTempDirectory("satoken-audit");
+        Path policy = Files.writeString(audit.resolve("policy.yaml"), """
+                apiVersion: audit.k8s.io/v1
+                kind: Policy
+                omitStages: [RequestReceived]
+                rules:
+                  - level: Metadata
+                    resources:
+                      - group: ""
+                        resources: [serviceaccounts/token]
+                  - level: None
+                """);
+        CsiDriverNode started = start(test, agentName, KubeletNode.builder().apiServer(b -> b
+                        .flag("--enable-admission-plugins", "NodeRestriction")
+                        .flag("--audit-policy-file", policy.toString())
+                        .flag("--audit-log-path", audit.resolve("audit.log").toString())),
+                (node, work) -> {
+                    Manifests.apply(node.apiServer(), E2E.repo().resolve("agent/deploy/25-csidriver.yaml"));
+                    Path kubeconfig = AgentIdentity.nodeImpersonation(node.apiServer(), work.resolve("agent.kubeconfig"),
+                            node.nodeName(), audiences);
+                    return new Agent(agentConfig(work, node, "tokenSource: node-impersonation\n"), kubeconfig);
+                });
+        started.auditDir = audit;
+        return started;
+    }
+
+    private static CsiDriverNode start(String test, String agentName, KubeletNode.Builder builder, Install install)
+            throws Exception {
+        KubeletNode node = builder.start();
         CsiDriverNode started;
         try {
             Figures.record(test, String.format(Locale.ROOT, "node Ready %d ms after the kubelet started",
@@ -156,6 +206,16 @@ final class CsiDriverNode implements AutoCloseable {
     /** The agent now running. */
     SatokenProcess agent() {
         return agent;
+    }
+
+    /** The API server's audit log (Metadata of every TokenRequest), where {@link #startImpersonating} started it. */
+    Path auditLog() {
+        return auditDir.resolve("audit.log");
+    }
+
+    /** The agent's kubeconfig: its own credential. */
+    Path agentKubeconfig() {
+        return agentKubeconfig;
     }
 
     /** The agent's config file, for its {@code explain} command. */
@@ -203,8 +263,10 @@ final class CsiDriverNode implements AutoCloseable {
         if (agent != null) {
             agent.close();
         }
-        try (Stream<Path> files = Files.walk(work)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        for (Path dir : auditDir == null ? List.of(work) : List.of(work, auditDir)) {
+            try (Stream<Path> files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
         }
     }
 

@@ -92,6 +92,18 @@ class DeployManifestsE2E {
         }
     }
 
+    /**
+     * The install profile for 1.36+ (deploy/profiles/node-impersonation), applied with one {@code kubectl apply -k}: the
+     * base's objects, its ClusterRole replaced (the impersonation verbs are plain strings to RBAC, so any version
+     * admits them), and the audience grant to the nodes.
+     */
+    @Test
+    void nodeImpersonationProfile_passesServerSideDryRun_withStrictFieldValidation() throws Exception {
+        Path profile = E2E.repo().resolve("deploy/profiles/node-impersonation");
+        dryRun("deploy/profiles/node-impersonation", profile, objects(E2E.repo().resolve("agent/deploy"))
+                + kinds(Files.readAllLines(profile.resolve("token-audiences.yaml"))));
+    }
+
     private static void dryRun(String manifests, Path path, long objects) throws Exception {
         // matchConditions (webhooks/webhook-configurations.yaml) is a 1.28 field: older servers drop it, which is
         // what the file's comment relies on; there, that one unknown field is a warning, nothing else is.

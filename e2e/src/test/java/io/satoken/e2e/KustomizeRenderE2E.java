@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubernetes.client.openapi.models.V1CSIDriver;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
+import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1DaemonSet;
@@ -148,6 +149,45 @@ class KustomizeRenderE2E {
                 .filteredOn(s -> s.getServiceAccountToken() != null)
                 .singleElement().satisfies(s -> assertThat(s.getServiceAccountToken().getExpirationSeconds())
                         .isEqualTo(3600L));
+    }
+
+    /**
+     * The node-impersonation profile: the agent may act as its own node and, as it, create TokenRequests and
+     * SelfSubjectReviews; it holds no right to mint a token as itself nor to read the webhook's registration, and its
+     * config asks for node impersonation. The nodes' audience grant lists audiences, never every one ("*").
+     */
+    @Test
+    void nodeImpersonationProfile_agentMintsOnlyAsItsNode_andTheNodesGetAnExplicitAudienceList() throws Exception {
+        List<Object> objects = render(E2E.repo().resolve("deploy/profiles/node-impersonation"));
+        List<V1ClusterRole> roles = of(objects, V1ClusterRole.class);
+        List<V1PolicyRule> agent = roles.stream().filter(r -> r.getMetadata().getName().equals("satoken-agent"))
+                .findFirst().orElseThrow().getRules();
+        List<String> grants = agent.stream().flatMap(rule -> rule.getResources().stream().flatMap(resource ->
+                rule.getVerbs().stream().map(verb -> rule.getApiGroups().get(0) + "/" + resource + ":" + verb))).toList();
+
+        assertThat(grants).containsExactlyInAnyOrder("/pods:get", "/events:create", "/events:patch",
+                "authentication.k8s.io/nodes:impersonate:associated-node",
+                "/serviceaccounts/token:impersonate-on:associated-node:create",
+                "authentication.k8s.io/selfsubjectreviews:impersonate-on:associated-node:create");
+        assertThat(agent).allMatch(rule -> rule.getResourceNames() == null || rule.getResourceNames().isEmpty());
+        V1ClusterRole audiences = roles.stream()
+                .filter(r -> r.getMetadata().getName().equals("satoken-node-token-audiences")).findFirst().orElseThrow();
+        assertThat(audiences.getRules()).singleElement().satisfies(rule -> {
+            assertThat(rule.getApiGroups()).containsExactly("");
+            assertThat(rule.getVerbs()).containsExactly("request-serviceaccounts-token-audience");
+            assertThat(rule.getResources()).isNotEmpty().doesNotContain("*");
+        });
+        assertThat(of(objects, V1ClusterRoleBinding.class))
+                .filteredOn(b -> b.getRoleRef().getName().equals("satoken-node-token-audiences"))
+                .singleElement().satisfies(b -> assertThat(b.getSubjects()).singleElement()
+                        .satisfies(s -> assertThat(s.getKind() + "/" + s.getName()).isEqualTo("Group/system:nodes")));
+        V1ConfigMap config = of(objects, V1ConfigMap.class).get(0);
+        assertThat(config.getData().get("agent.yaml")).contains("tokenSource: node-impersonation");
+        // the agent's credential is still the pod's own projected token, which carries the node claim
+        V1PodSpec pod = of(objects, V1DaemonSet.class).get(0).getSpec().getTemplate().getSpec();
+        assertThat(pod.getVolumes()).filteredOn(v -> v.getProjected() != null)
+                .flatExtracting(v -> v.getProjected().getSources())
+                .filteredOn(s -> s.getServiceAccountToken() != null).hasSize(1);
     }
 
     private static List<Object> render(Path dir) throws IOException, InterruptedException {

@@ -14,6 +14,8 @@ import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.config.InvalidConfigException;
 import io.satoken.agent.runtime.AgentRuntime;
 import io.satoken.agent.token.DeliveredTokens;
+import io.satoken.agent.token.NodeImpersonation;
+import io.satoken.agent.token.NodeImpersonationProbe;
 import io.satoken.agent.token.TokenRequestSource;
 import io.satoken.agent.token.TokenSource;
 import java.io.IOException;
@@ -89,11 +91,7 @@ class RunCommand implements Callable<Integer> {
                 nodeName, checked.metricsAddress(), AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN),
                 BuildVersion.current().version());
         RateLimiter limiter = new RateLimiter(qps, burst, RateLimiter.DEFAULT_MAX_WAIT);
-        // tokenSource: kubelet mints nothing: the kubelet hands each volume's tokens over at every publish
-        TokenSource source = checked.config().tokenSource() == AgentConfig.TokenSourceKind.KUBELET
-                ? new DeliveredTokens(InstantSource.system())
-                : new TokenRequestSource(client, limiter);
-        AgentRuntime agent = new AgentRuntime(settings, source, client);
+        AgentRuntime agent = new AgentRuntime(settings, tokenSource(checked.config(), client, limiter), client);
 
         CountDownLatch stopped = new CountDownLatch(1);
         Thread onSigterm = CleanExit.onSigterm(() -> {
@@ -110,6 +108,27 @@ class RunCommand implements Callable<Integer> {
         }
         stopped.await();
         return 0;
+    }
+
+    /**
+     * Where tokens come from. With {@code tokenSource: kubelet} nowhere the agent asks: the kubelet hands each volume's
+     * tokens over at every publish. Else TokenRequests, with the agent's own client, or with {@code tokenSource:
+     * node-impersonation} a second one that acts as this node, once {@link NodeImpersonationProbe} has found that the
+     * API server allows it (else the agent does not start: it never falls back to its own credential).
+     */
+    private TokenSource tokenSource(AgentConfig config, ApiClient client, RateLimiter limiter) throws Exception {
+        switch (config.tokenSource()) {
+            case KUBELET:
+                return new DeliveredTokens(InstantSource.system());
+            case REQUEST:
+                return new TokenRequestSource(client, limiter);
+            case NODE_IMPERSONATION:
+                break;
+        }
+        ApiClient asNode = NodeImpersonation.asNode(KubeClients.fromFlags(clientAndMetrics.kubeconfig()), nodeName);
+        startLog.info("node impersonation: {}", NodeImpersonationProbe.check(NodeImpersonationProbe.api(client, asNode),
+                nodeName));
+        return new TokenRequestSource(asNode, limiter);
     }
 
     /** What {@code run} starts with: the flags checked and the config parsed. */

@@ -37,16 +37,27 @@ final class TokenRequestFailure {
     static TokenSourceException toException(TokenKey key, ApiException e) {
         int code = e.getCode();
         if (code == 0) {
-            Throwable cause = e.getCause() == null ? e : e.getCause();
-            return new TokenSourceException(prefix(key) + "no response from the API server: "
-                    + cause.getClass().getSimpleName() + ": " + cause.getMessage(), e);
+            return new TokenSourceException(prefix(key) + serverSaid(e), e);
         }
         V1Status status = parseStatus(e.getResponseBody());
-        String message = prefix(key) + code + reasonPhrase(code) + ": " + describe(status, e.getResponseBody());
+        String message = prefix(key) + serverSaid(e);
         if (isPermanent(code)) {
             return TokenSourceException.permanent(message, e);
         }
         return new TokenSourceException(message, retryAfter(e.getResponseHeaders(), status), e);
+    }
+
+    /**
+     * What the API server said to a failed call, {@code <code> <reason>: <Status message>}, or that it did not answer:
+     * its words, never the request's.
+     */
+    static String serverSaid(ApiException e) {
+        int code = e.getCode();
+        if (code == 0) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            return "no response from the API server: " + cause.getClass().getSimpleName() + ": " + cause.getMessage();
+        }
+        return code + reasonPhrase(code) + ": " + describe(parseStatus(e.getResponseBody()), e.getResponseBody());
     }
 
     static boolean isPermanent(int code) {

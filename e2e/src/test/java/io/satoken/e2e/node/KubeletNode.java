@@ -103,6 +103,11 @@ public final class KubeletNode implements AutoCloseable {
         }
     }
 
+    /** The minor version of the kubelet these tests run, from {@code kubelet --version} (36 for v1.36.2); 0 if unknown. */
+    public static int minorVersion() {
+        return Kubelet.minorVersion();
+    }
+
     // --- start -----------------------------------------------------------------------------------
 
     private KubeletNode start() throws IOException {
