@@ -32,8 +32,8 @@ final class AgentIdentity {
     private AgentIdentity() {
     }
 
-    /** Applies the agent's RBAC manifest and writes a kubeconfig (mode 0600) acting as the agent. */
-    static Path kubeconfig(KubeApiServer server, Path file) throws IOException, ApiException {
+    /** Creates the agent's namespace, unless it exists. */
+    private static void createNamespace(KubeApiServer server) throws ApiException {
         try {
             new CoreV1Api(server.adminClient())
                     .createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(NAMESPACE))).execute();
@@ -42,6 +42,11 @@ final class AgentIdentity {
                 throw e;
             }
         }
+    }
+
+    /** Applies the agent's RBAC manifest and writes a kubeconfig (mode 0600) acting as the agent. */
+    static Path kubeconfig(KubeApiServer server, Path file) throws IOException, ApiException {
+        createNamespace(server);
         Manifests.apply(server, E2E.repo().resolve("agent/deploy/identity/serviceaccount.yaml"));
         Manifests.apply(server, E2E.repo().resolve("agent/deploy/10-rbac.yaml"));
         server.writeKubeconfig(file, IssuedTokens.record(server.serviceAccountToken(NAMESPACE, SERVICE_ACCOUNT)));
@@ -56,14 +61,7 @@ final class AgentIdentity {
      */
     static Path nodeImpersonation(KubeApiServer server, Path file, String node, List<String> audiences)
             throws IOException, ApiException {
-        try {
-            new CoreV1Api(server.adminClient())
-                    .createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(NAMESPACE))).execute();
-        } catch (ApiException e) {
-            if (e.getCode() != 409) {
-                throw e;
-            }
-        }
+        createNamespace(server);
         Path profile = E2E.repo().resolve("deploy/profiles/node-impersonation");
         Manifests.apply(server, E2E.repo().resolve("agent/deploy/identity/serviceaccount.yaml"));
         // the profile's ClusterRole first: the base's file then adds only its binding (Manifests keeps what exists)
