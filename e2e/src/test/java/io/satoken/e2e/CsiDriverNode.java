@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.models.V1CSINode;
 import io.kubernetes.client.openapi.models.V1CSINodeDriver;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.agent.testing.TokenRequestAudit;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
@@ -149,17 +150,7 @@ final class CsiDriverNode implements AutoCloseable {
         }
         // the API server's audit log says under which user each TokenRequest ran
         Path audit = Files.createTempDirectory("satoken-audit");
-        Path policy = Files.writeString(audit.resolve("policy.yaml"), """
-                apiVersion: audit.k8s.io/v1
-                kind: Policy
-                omitStages: [RequestReceived]
-                rules:
-                  - level: Metadata
-                    resources:
-                      - group: ""
-                        resources: [serviceaccounts/token]
-                  - level: None
-                """);
+        Path policy = TokenRequestAudit.writePolicy(audit.resolve("policy.yaml"));
         CsiDriverNode started = start(test, agentName, KubeletNode.builder().apiServer(b -> b
                         .flag("--enable-admission-plugins", "NodeRestriction")
                         .flag("--audit-policy-file", policy.toString())

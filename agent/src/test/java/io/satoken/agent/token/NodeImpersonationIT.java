@@ -20,6 +20,7 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1Volume;
+import io.satoken.agent.testing.TokenRequestAudit;
 import io.satoken.common.kube.KubeClients;
 import io.satoken.common.kube.RateLimiter;
 import io.satoken.common.testing.KubeApiServer;
@@ -84,18 +85,7 @@ class NodeImpersonationIT {
                     + " the v1.36 tier ***");
             Assumptions.abort("kube-apiserver " + version + " is older than 1.36");
         }
-        Path policy = dir.resolve("audit-policy.yaml");
-        Files.writeString(policy, """
-                apiVersion: audit.k8s.io/v1
-                kind: Policy
-                omitStages: [RequestReceived]
-                rules:
-                  - level: Metadata
-                    resources:
-                      - group: ""
-                        resources: [serviceaccounts/token]
-                  - level: None
-                """);
+        Path policy = TokenRequestAudit.writePolicy(dir.resolve("audit-policy.yaml"));
         auditLog = dir.resolve("audit.log");
         server = KubeApiServer.builder()
                 .flag("--authorization-mode", "Node,RBAC")
