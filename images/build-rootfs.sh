@@ -4,8 +4,8 @@
 # load (copied from this machine), dash as /bin/sh for the launcher and, for the agent, util-linux's mount
 # and umount. No base image is pulled: none can be here.
 #
-#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--classpath JARS] [--mount] [--no-runtime] [--sbom FILE]
-#                   [--sbom-out DIR]
+#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--classpath JARS] [--modules LIST] [--mount] [--no-runtime]
+#                   [--sbom FILE] [--sbom-out DIR]
 #
 #   OUT           the directory to fill (emptied first); Jib adds it to the image as one layer
 #   PROGRAM       the launcher's name, put in /usr/local/bin (satoken-agent, satoken-controlplane)
@@ -13,6 +13,8 @@
 #   --classpath   the program's jars, colon-separated: the libraries that the native code inside them loads
 #                 (META-INF/native, such as netty's epoll transport in grpc-netty-shaded, and JNA's
 #                 com/sun/jna/<os-arch>/libjnidispatch.so) are added too
+#   --modules     the JDK modules of the runtime, comma-separated (default: the list below, which the
+#                 control plane uses); the agent names its own, smaller list in its pom
 #   --mount       add mount and umount (the agent mounts each token volume's tmpfs)
 #   --no-runtime  only the launcher: for a base image that has a shell, a JRE at /opt/java/openjdk and
 #                 mount, such as eclipse-temurin:17-jre (docs/install.md, "Images", tells how)
@@ -33,10 +35,11 @@ set -euo pipefail
 
 out=$1 program=$2 main_class=$3
 shift 3
-with_mount=false runtime=true classpath= sbom= sbom_out=
+with_mount=false runtime=true classpath= sbom= sbom_out= modules=
 while [ $# -gt 0 ]; do
   case $1 in
     --classpath) classpath=$2; shift ;;
+    --modules) modules=$2; shift ;;
     --mount) with_mount=true ;;
     --no-runtime) runtime=false ;;
     --sbom) sbom=$2; shift ;;
@@ -49,7 +52,7 @@ done
 java_home=/opt/java/openjdk
 # What the jars use (jdeps --print-module-deps on the shaded jars), plus what nothing names statically:
 # jdk.crypto.ec, the provider of the EC keys in TLS and JWTs.
-modules=java.base,java.compiler,java.desktop,java.logging,java.management,java.naming,java.sql,jdk.crypto.ec,jdk.jfr,jdk.management,jdk.unsupported
+modules=${modules:-java.base,java.compiler,java.desktop,java.logging,java.management,java.naming,java.sql,jdk.crypto.ec,jdk.jfr,jdk.management,jdk.unsupported}
 # java.desktop is there for java.beans (SnakeYAML's introspection). Its window, font, image and sound
 # libraries are never loaded by a headless server, and they would bring X11 and more into the image.
 unused_natives=libawt_xawt.so,libsplashscreen.so,libjsound.so,libfontmanager.so,libjavajpeg.so,liblcms.so,libmlib_image.so,libjawt.so
@@ -90,6 +93,29 @@ if $runtime; then
   fi
   "$jdk/bin/jlink" --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=2 \
     --exclude-files="$(echo "$unused_natives" | sed 's|\([^,]*\)|**/\1|g')" --output "$out$java_home"
+  # The JDK's java.security names twelve providers. One whose module is not in this runtime is looked for,
+  # at its turn, by a ServiceLoader scan of the class path, which instantiates every provider found there:
+  # BouncyCastle's (about 420 classes at each start; BENCHMARKS.md, "Agent footprint"). Only the providers
+  # this runtime holds stay listed, renumbered in their order; the others could not load anyway.
+  security_file=$out$java_home/conf/security/java.security
+  awk -v modules=",$modules," '
+    /^security\.provider\.[0-9]+=/ {
+      name = substr($0, index($0, "=") + 1)
+      module = "java.base"
+      if (name == "SunEC") module = "jdk.crypto.ec"
+      else if (name == "SunJGSS") module = "java.security.jgss"
+      else if (name == "SunSASL") module = "java.security.sasl"
+      else if (name == "XMLDSig") module = "java.xml.crypto"
+      else if (name == "SunPCSC") module = "java.smartcardio"
+      else if (name == "JdkLDAP") module = "java.naming"
+      else if (name == "JdkSASL") module = "jdk.security.jgss"
+      else if (name == "SunPKCS11") module = "jdk.crypto.cryptoki"
+      else if (name !~ /^(SUN|SunRsaSign|SunJSSE|SunJCE)$/) module = ""
+      if (module == "" || index(modules, "," module ",") > 0) print "security.provider." ++kept "=" name
+      next
+    }
+    { print }' "$security_file" > "$security_file.new"
+  mv "$security_file.new" "$security_file"
   # the runtime is made of the JDK's modules: it comes from the package that holds them
   printf '%s\t%s\n' "$java_home" "$jdk/jmods/java.base.jmod" >> "$copied"
   for file in "$out$java_home"/bin/* "$out$java_home"/lib/*.so "$out$java_home"/lib/server/*.so; do

@@ -86,6 +86,7 @@ final class BurstKubelet implements AutoCloseable {
     final AtomicInteger connections = new AtomicInteger();
     final AtomicInteger retried = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile long firstAnswer;
     final AtomicInteger maxInFlight = new AtomicInteger();
 
     BurstKubelet(Path kubeletDir) {
@@ -100,6 +101,11 @@ final class BurstKubelet implements AutoCloseable {
         }
         this.loop = new MultiThreadIoEventLoopGroup(1, daemon("kubelet-csi-io"), EpollIoHandler.newFactory());
         this.retries = Executors.newSingleThreadScheduledExecutor(daemon("kubelet-csi-retry"));
+    }
+
+    /** When the agent's registration socket first answered (GetInfo), in {@link System#nanoTime}; 0 before. */
+    long firstAnswer() {
+        return firstAnswer;
     }
 
     /**
@@ -122,6 +128,7 @@ final class BurstKubelet implements AutoCloseable {
         }
         PluginInfo info = call(registrationSocket, CsiMethods.GET_INFO, InfoRequest.getDefaultInstance(),
                 Deadline.after(10, TimeUnit.SECONDS)).join();
+        firstAnswer = System.nanoTime();
         if (!"CSIPlugin".equals(info.getType()) || !DRIVER.equals(info.getName())
                 || !csiSocket.toString().equals(info.getEndpoint())
                 || info.getSupportedVersionsList().stream().noneMatch(v -> v.startsWith("1."))) {

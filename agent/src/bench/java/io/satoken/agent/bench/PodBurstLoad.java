@@ -82,7 +82,8 @@ import java.util.stream.Stream;
  * {@code target/image-root/opt/java/openjdk/bin/java}),
  * {@code --reread-check on|off} the config's {@code rereadCheck} (on, the agent's default),
  * {@code --nmt} to add {@code -XX:NativeMemoryTracking=summary} and print the agent's native memory after
- * the burst (a diagnostic), {@code --keep} to leave the temp dir (its mounts are taken away all the same).
+ * the burst (a diagnostic), {@code --census} to log the agent's class loading ({@link ClassCensus}) and print
+ * the classes it loaded by library after the burst, {@code --keep} to leave the temp dir (its mounts are taken away all the same).
  *
  * <p>Mounting a tmpfs needs root (or CAP_SYS_ADMIN). The agent leaves its mounts when it stops, so the
  * driver unmounts everything under its temp dir at the end, whatever happened, and from a shutdown hook if
@@ -114,6 +115,7 @@ public final class PodBurstLoad {
     private final String java;
     private final boolean keep;
     private final boolean nmt;
+    private final boolean census;
     /** The config's rereadCheck: whether the agent watches its token files for reads (on by default). */
     private final boolean rereadCheck;
 
@@ -134,10 +136,11 @@ public final class PodBurstLoad {
         this.java = opts.get("java");
         this.keep = opts.containsKey("keep");
         this.nmt = opts.containsKey("nmt");
+        this.census = opts.containsKey("census");
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = LoadOptions.parse(args, Set.of("keep", "nmt"));
+        Map<String, String> opts = LoadOptions.parse(args, Set.of("keep", "nmt", "census"));
         new PodBurstLoad(opts).run();
         System.exit(0); // okhttp's threads are not daemons
     }
@@ -177,7 +180,9 @@ public final class PodBurstLoad {
                     "--metrics-address", "127.0.0.1:" + port, "--qps", fmt(qps), "--burst", Integer.toString(burst))
                     .redirectErrorStream(true).redirectOutput(agentLog.toFile());
             pb.environment().putAll(jvm.environment());
-            pb.environment().put("JAVA_OPTS", nmt ? jvm.javaOpts() + " -XX:NativeMemoryTracking=summary" : jvm.javaOpts());
+            Path classLog = tmp.resolve("class-load.log");
+            pb.environment().put("JAVA_OPTS", jvm.javaOpts() + (nmt ? " -XX:NativeMemoryTracking=summary" : "")
+                    + (census ? " " + String.format(ClassCensus.OPTION, classLog) : ""));
             pb.environment().put("SATOKEN_AGENT_JAR", jar.toString());
             if (java != null) {
                 pb.environment().put("JAVA", java); // agent/bin/satoken-agent runs it
@@ -200,8 +205,10 @@ public final class PodBurstLoad {
             }
             long ready = System.nanoTime();
             Cpu atReady = cpu(pid);
-            say("agent pid %d registered (node id %s) and ready after %.2f s (CPU %.2f s, RSS %d KiB)", pid, nodeId,
-                    secs(ready - spawned), atReady.seconds(), ProcStats.statusKiB(pid, "VmRSS"));
+            say("agent pid %d: its registration socket answered %.2f s after start; registered (node id %s) and "
+                            + "ready after %.2f s (CPU %.2f s, RSS %d KiB, %d threads)", pid,
+                    secs(kubelet.firstAnswer() - spawned), nodeId, secs(ready - spawned), atReady.seconds(),
+                    ProcStats.statusKiB(pid, "VmRSS"), ProcStats.threads(pid));
 
             // --- the burst ---
             long apiPid = ProcStats.pidWith("--secure-port=" + URI.create(server.url()).getPort());
@@ -225,6 +232,10 @@ public final class PodBurstLoad {
             String rssSplitAfter = BenchProcesses.rssSplit(pid);
             Cpu afterBurst = cpu(pid);
             Map<String, Double> threadsAfterBurst = ProcStats.threadCpuSeconds(pid);
+            if (census) {
+                say("classes loaded by the agent until the end of the burst, by library (-Xlog:class+load):%n%s",
+                        ClassCensus.format(ClassCensus.count(classLog)));
+            }
             if (nmt) {
                 say("native memory after the burst (jcmd VM.native_memory summary, committed):%n%s", nativeMemory(pid));
             }
@@ -243,6 +254,7 @@ public final class PodBurstLoad {
             Map<String, Double> threadsAfterIdle = ProcStats.threadCpuSeconds(pid);
             long idleTo = System.nanoTime();
             long rssIdle = ProcStats.statusKiB(pid, "VmRSS");
+            long threadsIdle = ProcStats.threads(pid);
             long hwmIdle = ProcStats.statusKiB(pid, "VmHWM");
             String rssSplitIdle = BenchProcesses.rssSplit(pid);
             AgentScrape idle = AgentScrape.of(metricsUrl + "/metrics");
@@ -266,11 +278,12 @@ public final class PodBurstLoad {
                     idleEnd.childSeconds() - idleStart.childSeconds());
             double idleCpu = idleEnd.seconds() - idleStart.seconds();
             say("idle %.1f s after the burst: agent CPU %.2f s (user %.2f, sys %.2f) = %.2f %% of one core; RSS %.1f MiB "
-                            + "(VmHWM %.1f MiB), heap used %.1f MiB; TokenRequests during idle: %.0f", secs(idleTo - idleFrom),
+                            + "(VmHWM %.1f MiB), heap used %.1f MiB, %d threads; TokenRequests during idle: %.0f",
+                    secs(idleTo - idleFrom),
                     idleCpu, (idleEnd.user() - idleStart.user()) / (double) ProcStats.CLK_TCK,
                     (idleEnd.system() - idleStart.system()) / (double) ProcStats.CLK_TCK, 100 * idleCpu / secs(idleTo - idleFrom),
                     rssIdle / 1024.0, hwmIdle / 1024.0, mib(idle.sum("jvm_memory_used_bytes{", "area=\"heap\"")),
-                    idle.requests() - after.requests());
+                    threadsIdle, idle.requests() - after.requests());
             say("RSS split after the burst: %s; at the end of the idle period: %s", rssSplitAfter, rssSplitIdle);
             say("agent CPU s by thread, ready to end of burst (from the first create): %s",
                     ProcStats.busiestThreads(threadsBefore, threadsAfterBurst, 8));

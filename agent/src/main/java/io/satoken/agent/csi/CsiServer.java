@@ -101,11 +101,14 @@ public final class CsiServer implements AutoCloseable {
         loop = new EpollEventLoopGroup(1, daemonThreads("satoken-csi-io"));
         AtomicInteger n = new AtomicInteger();
         // publish and unpublish read the API and run mount; a few threads, queued beyond that
-        handlers = new ThreadPoolExecutor(4, 4, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(4, 4, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
             Thread t = new Thread(r, "satoken-csi-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
+        // the kubelet calls in bursts (pods starting) and otherwise rarely: no thread waits past a minute idle
+        pool.allowCoreThreadTimeOut(true);
+        handlers = pool;
         csi = serve(csiSocket, identity(), node());
         registration = serve(registrationSocket, registrationService());
         log.info("CSI driver {} serving on {}; registering through {}", DRIVER, csiSocket, registrationSocket);

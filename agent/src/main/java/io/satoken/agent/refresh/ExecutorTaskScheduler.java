@@ -14,10 +14,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class ExecutorTaskScheduler implements TaskScheduler, AutoCloseable {
 
+    /** How long a thread with nothing due waits before it ends. */
+    static final Duration IDLE_THREAD_LIFETIME = Duration.ofSeconds(60);
+
     private final InstantSource clock;
     private final ScheduledThreadPoolExecutor executor;
 
     public ExecutorTaskScheduler(InstantSource clock, int threads) {
+        this(clock, threads, IDLE_THREAD_LIFETIME);
+    }
+
+    ExecutorTaskScheduler(InstantSource clock, int threads, Duration idleThreadLifetime) {
         this.clock = clock;
         AtomicInteger n = new AtomicInteger();
         this.executor = new ScheduledThreadPoolExecutor(threads, r -> {
@@ -26,6 +33,11 @@ public final class ExecutorTaskScheduler implements TaskScheduler, AutoCloseable
             return t;
         });
         executor.setRemoveOnCancelPolicy(true);
+        // Between refreshes the threads are idle for most of a token's lifetime: they end after a minute
+        // idle, but for one, which a pending task keeps (ThreadPoolExecutor never retires the last worker
+        // while its queue holds a task), and come back when tasks are due together.
+        executor.setKeepAliveTime(idleThreadLifetime.toMillis(), TimeUnit.MILLISECONDS);
+        executor.allowCoreThreadTimeOut(true);
     }
 
     @Override
@@ -33,6 +45,11 @@ public final class ExecutorTaskScheduler implements TaskScheduler, AutoCloseable
         long delayMillis = Math.max(0, Duration.between(clock.instant(), at).toMillis());
         ScheduledFuture<?> future = executor.schedule(task, delayMillis, TimeUnit.MILLISECONDS);
         return () -> future.cancel(false);
+    }
+
+    /** The threads alive now, busy or waiting. */
+    int threads() {
+        return executor.getPoolSize();
     }
 
     /** Tasks scheduled and not yet run or cancelled. */

@@ -4,6 +4,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.Config;
 import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.SSLUtils;
 import java.io.File;
 import java.io.IOException;
 import java.io.Reader;
@@ -52,7 +53,33 @@ public final class KubeClients {
         }
     }
 
+    static {
+        loadSslUtilsWithoutScanning();
+    }
+
     private KubeClients() {
+    }
+
+    /**
+     * client-java's {@link SSLUtils}, when first loaded, registers every {@link java.security.Provider} that a
+     * {@link java.util.ServiceLoader} finds through the thread's context class loader. BouncyCastle's jar is on
+     * the class path (client-java parses PEM keys of kubeconfigs with it), so that scan loaded about 420 of its
+     * classes at every start and made it a JCA provider of the whole process, for nothing: keys, TLS and JWTs
+     * use the JDK's providers, and a kubeconfig's PEM key still reads with BouncyCastle's parser. Loading the
+     * class with the platform class loader as the context leaves the scan to the JDK's providers, all
+     * registered already.
+     */
+    private static void loadSslUtilsWithoutScanning() {
+        Thread thread = Thread.currentThread();
+        ClassLoader context = thread.getContextClassLoader();
+        thread.setContextClassLoader(ClassLoader.getPlatformClassLoader());
+        try {
+            Class.forName(SSLUtils.class.getName(), true, KubeClients.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("client-java's SSLUtils is missing", e);
+        } finally {
+            thread.setContextClassLoader(context);
+        }
     }
 
     /**

@@ -1,12 +1,13 @@
 package io.satoken.common.kube;
 
 import com.google.gson.Gson;
-import com.google.gson.GsonBuilder;
 import io.kubernetes.client.openapi.JSON;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
+import java.time.temporal.ChronoField;
 import java.util.Date;
-import java.util.List;
 
 /**
  * Makes client-java read every object a newer API server sends, in the whole process.
@@ -23,6 +24,17 @@ import java.util.List;
  * {@code ApiClient}, watch and informer; {@link KubeClients} calls it for each client it builds.
  */
 public final class TolerantJson {
+
+    /**
+     * The wire format of {@code metav1.Time} and {@code metav1.MicroTime} as client-java writes and reads them:
+     * seconds, an optional fraction of up to six digits, and {@code Z} (UTC).
+     */
+    static final DateTimeFormatter KUBERNETES_TIME = new DateTimeFormatterBuilder()
+            .parseDefaulting(ChronoField.OFFSET_SECONDS, 0)
+            .append(DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss"))
+            .optionalStart().appendFraction(ChronoField.NANO_OF_SECOND, 6, 6, true).optionalEnd()
+            .appendLiteral('Z')
+            .toFormatter();
 
     /** Built once, from client-java's own base and the type adapters it registered. */
     private static final Gson GSON = build();
@@ -44,15 +56,19 @@ public final class TolerantJson {
 
     /**
      * client-java's builder (its V1Status pre-processor, and {@code managedFields} left out of every write)
-     * with the scalar adapters its static Gson holds, and none of the per-model adapters that validate.
+     * with client-java's scalar adapters, and none of the per-model adapters that validate.
+     *
+     * <p>The scalar adapters are made here, not asked of client-java's own Gson: that Gson tries its 717
+     * per-model factories before any adapter, and each factory loads its model class to compare, so one lookup
+     * loaded every model of the API (1,434 classes with their factories; BENCHMARKS.md, "Agent footprint").
      */
     private static Gson build() {
-        Gson clientJava = JSON.getGson();
-        GsonBuilder builder = JSON.createGson();
-        for (Class<?> scalar : List.of(Date.class, java.sql.Date.class, OffsetDateTime.class, LocalDate.class,
-                byte[].class)) {
-            builder.registerTypeAdapter(scalar, clientJava.getAdapter(scalar));
-        }
-        return builder.create();
+        return JSON.createGson()
+                .registerTypeAdapter(Date.class, new JSON.DateTypeAdapter())
+                .registerTypeAdapter(java.sql.Date.class, new JSON.SqlDateTypeAdapter())
+                .registerTypeAdapter(OffsetDateTime.class, new JSON.OffsetDateTimeTypeAdapter(KUBERNETES_TIME))
+                .registerTypeAdapter(LocalDate.class, new JSON.LocalDateTypeAdapter())
+                .registerTypeAdapter(byte[].class, new JSON.ByteArrayAdapter())
+                .create();
     }
 }

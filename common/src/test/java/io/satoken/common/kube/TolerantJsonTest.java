@@ -39,6 +39,8 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -131,6 +133,22 @@ class TolerantJsonTest {
         } finally {
             server.stop(0);
         }
+    }
+
+    /** client-java's MicroTime format, both ways: six fraction digits and Z written; no fraction read too. */
+    @Test
+    void timestamps_areWrittenAndReadAsClientJavaDoes() {
+        OffsetDateTime at = OffsetDateTime.of(2026, 11, 28, 10, 0, 1, 123_456_000, ZoneOffset.UTC);
+        CoreV1Event event = new CoreV1Event().eventTime(at).lastTimestamp(at.withNano(0));
+
+        JsonObject written = JsonParser.parseString(JSON.serialize(event)).getAsJsonObject();
+        CoreV1Event read = JSON.deserialize("{\"eventTime\":\"2026-11-28T10:00:01.123456Z\","
+                + "\"lastTimestamp\":\"2026-11-28T10:00:01Z\"}", CoreV1Event.class);
+
+        assertThat(written.get("eventTime").getAsString()).isEqualTo("2026-11-28T10:00:01.123456Z");
+        assertThat(written.get("lastTimestamp").getAsString()).isEqualTo("2026-11-28T10:00:01.000000Z");
+        assertThat(read.getEventTime()).isEqualTo(at);
+        assertThat(read.getLastTimestamp()).isEqualTo(at.withNano(0));
     }
 
     @Test
