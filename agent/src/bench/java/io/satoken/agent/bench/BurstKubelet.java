@@ -3,10 +3,16 @@ package io.satoken.agent.bench;
 import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.stub.ServerCalls;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.csi.CsiMethods;
@@ -103,6 +109,33 @@ final class BurstKubelet implements AutoCloseable {
         this.retries = Executors.newSingleThreadScheduledExecutor(daemon("kubelet-csi-retry"));
     }
 
+    /**
+     * Loads this driver's own gRPC client before the agent starts, so that the time until the agent's socket
+     * answers is the agent's: one GetInfo on a server of this process, on a socket of its own.
+     */
+    void warmUp() throws IOException, InterruptedException {
+        Path dir = Files.createTempDirectory(kubeletDir.getParent(), "warm-up");
+        Path socket = dir.resolve("w.sock");
+        Server server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                .channelType(EpollServerDomainSocketChannel.class).bossEventLoopGroup(loop).workerEventLoopGroup(loop)
+                .addService(ServerServiceDefinition.builder(CsiMethods.GET_INFO.getServiceName())
+                        .addMethod(CsiMethods.GET_INFO, ServerCalls.asyncUnaryCall((request, answer) -> {
+                            answer.onNext(PluginInfo.getDefaultInstance());
+                            answer.onCompleted();
+                        }))
+                        .build())
+                .build().start();
+        try {
+            ManagedChannel channel = KubeletCsiClient.channel(socket, loop);
+            KubeletCsiClient.call(channel, CsiMethods.GET_INFO, InfoRequest.getDefaultInstance(),
+                    Deadline.after(10, TimeUnit.SECONDS)).whenComplete((r, e) -> channel.shutdown()).join();
+        } finally {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            Files.deleteIfExists(socket);
+            Files.delete(dir);
+        }
+    }
+
     /** When the agent's registration socket first answered (GetInfo), in {@link System#nanoTime}; 0 before. */
     long firstAnswer() {
         return firstAnswer;
@@ -124,7 +157,7 @@ final class BurstKubelet implements AutoCloseable {
             if (System.nanoTime() > deadline) {
                 throw new IOException("no registration socket at " + registrationSocket + " within " + timeout);
             }
-            Thread.sleep(50);
+            Thread.sleep(10);
         }
         PluginInfo info = call(registrationSocket, CsiMethods.GET_INFO, InfoRequest.getDefaultInstance(),
                 Deadline.after(10, TimeUnit.SECONDS)).join();

@@ -187,6 +187,7 @@ public final class PodBurstLoad {
             if (java != null) {
                 pb.environment().put("JAVA", java); // agent/bin/satoken-agent runs it
             }
+            kubelet.warmUp();
             long spawned = System.nanoTime();
             Process agent = pb.start();
             agentRef.set(agent);
