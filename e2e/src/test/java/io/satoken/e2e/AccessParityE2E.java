@@ -32,6 +32,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -49,6 +51,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * RELIABILITY.md. A {@code subPath} mount is one of the shapes: like kubelet's, it is a bind mount of that version's
  * file, which never rotates (README).
  */
+@Execution(ExecutionMode.CONCURRENT) // the node lock alone orders it; see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AccessParityE2E {

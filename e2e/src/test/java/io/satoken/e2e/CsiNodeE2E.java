@@ -82,6 +82,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * {@value #RELOAD_SIGNALS}: the second tier runs the class without them.
  */
 @Execution(ExecutionMode.CONCURRENT) // waits ~10 min for rotations; see junit-platform.properties
+@Order(1) // first to the node: see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CsiNodeE2E {

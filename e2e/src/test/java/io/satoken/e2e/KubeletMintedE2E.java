@@ -69,6 +69,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * every version, and it costs the tier's one-kubelet chain ten minutes.
  */
 @Execution(ExecutionMode.CONCURRENT) // waits ~10 min for a rotation; see junit-platform.properties
+@Order(Order.DEFAULT + 1) // last to the node: see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class KubeletMintedE2E {

@@ -44,6 +44,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -54,6 +56,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * refuses the agent's credential a token for a pod on another node, and a token without impersonation; its audit log
  * shows the agent's TokenRequests under the node's user. Skipped, loudly, below 1.36 (the v1.36 tier runs it).
  */
+@Execution(ExecutionMode.CONCURRENT) // the node lock alone orders it; see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 class NodeImpersonationE2E {
 

@@ -15,9 +15,9 @@ import io.kubernetes.client.openapi.models.V1PodCondition;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
-import io.satoken.controlplane.webhook.TestCertificates;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
 import io.satoken.controlplane.testing.DeployedManifests;
+import io.satoken.controlplane.webhook.TestCertificates;
 import io.satoken.e2e.node.ClusterControllers;
 import io.satoken.e2e.node.KubeletNode;
 import io.satoken.e2e.node.TestImages;
@@ -47,6 +47,8 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -67,6 +69,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * Both replicas run on the one node: the Deployment's topology spread (maxSkew 1 over hostnames, DoNotSchedule)
  * allows that where there is one node, and a rollout surges a third pod beside them.
  */
+@Execution(ExecutionMode.CONCURRENT) // the node lock alone orders it; see junit-platform.properties
 @ResourceLock(KubeletNode.RESOURCE)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class WebhookOutageE2E {
