@@ -1,14 +1,6 @@
 package io.satoken.agent.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
-import io.satoken.common.cli.BuildVersion;
-import io.satoken.common.cli.CleanExit;
-import io.satoken.common.cli.ClientAndMetricsOptions;
-import io.satoken.common.cli.LogOptions;
-import io.satoken.common.cli.StartupLine;
-import io.satoken.common.cli.UsageErrors;
-import io.satoken.common.kube.KubeClients;
-import io.satoken.common.kube.RateLimiter;
 import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.config.InvalidConfigException;
@@ -18,6 +10,15 @@ import io.satoken.agent.token.NodeImpersonation;
 import io.satoken.agent.token.NodeImpersonationProbe;
 import io.satoken.agent.token.TokenRequestSource;
 import io.satoken.agent.token.TokenSource;
+import io.satoken.common.cli.BuildVersion;
+import io.satoken.common.cli.CleanExit;
+import io.satoken.common.cli.ClientAndMetricsOptions;
+import io.satoken.common.cli.LogOptions;
+import io.satoken.common.cli.StartupLine;
+import io.satoken.common.cli.UsageErrors;
+import io.satoken.common.kube.KubeClients;
+import io.satoken.common.kube.RateLimiter;
+import io.satoken.common.paths.FileErrors;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -30,9 +31,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code satoken-agent run}: the agent on a real cluster, in CSI mode (DaemonSet), static mode (systemd)
@@ -153,7 +154,7 @@ class RunCommand implements Callable<Integer> {
             bytes = Files.readAllBytes(config);
             parsed = AgentConfigParser.parse(new String(bytes, StandardCharsets.UTF_8));
         } catch (IOException e) {
-            errors.add("--config " + config + ": cannot read: " + e.getMessage());
+            errors.add("--config " + config + ": " + FileErrors.reason(e));
         } catch (InvalidConfigException e) {
             e.errors().forEach(error -> errors.add("--config " + config + ": " + error));
         }

@@ -16,11 +16,10 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import com.nimbusds.jwt.proc.BadJWTException;
 import com.nimbusds.jwt.proc.DefaultJWTProcessor;
+import io.satoken.common.paths.FileErrors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.text.ParseException;
 import java.time.Duration;
@@ -196,13 +195,8 @@ final class VerifyCommand implements Callable<Integer> {
     private static String read(Path file) throws Rejected {
         try {
             return new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            throw new Rejected("cannot read " + file + ": no such file");
-        } catch (AccessDeniedException e) {
-            throw new Rejected("cannot read " + file + ": permission denied");
         } catch (IOException e) {
-            throw new Rejected("cannot read " + file + ": "
-                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+            throw new Rejected("cannot read " + file + ": " + FileErrors.reason(e));
         }
     }
 

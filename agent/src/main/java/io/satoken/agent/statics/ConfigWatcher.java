@@ -1,10 +1,11 @@
 package io.satoken.agent.statics;
 
-import io.satoken.agent.metrics.AgentMetrics;
 import io.satoken.agent.config.AgentConfig;
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.config.InvalidConfigException;
+import io.satoken.agent.metrics.AgentMetrics;
 import io.satoken.agent.refresh.TaskScheduler;
+import io.satoken.common.paths.FileErrors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -77,7 +78,7 @@ public final class ConfigWatcher implements AutoCloseable {
             } catch (NoSuchFileException e) {
                 return; // mid-replace, or removed: keep running what we have
             } catch (IOException e) {
-                log.warn("cannot read config {}: {}", file, e.toString());
+                log.warn("cannot read config {}: {}", file, FileErrors.reason(e));
                 return;
             }
             if (Arrays.equals(bytes, lastSeen)) {

@@ -52,7 +52,7 @@ class RunCommandTest {
     void missingConfigFile_exits2() {
         Result r = run("run", "--config", dir.resolve("absent.yaml").toString());
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("cannot read");
+        assertThat(r.err()).contains("--config " + dir.resolve("absent.yaml") + ": not found");
     }
 
     @Test

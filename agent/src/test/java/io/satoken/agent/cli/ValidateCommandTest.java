@@ -135,7 +135,7 @@ class ValidateCommandTest {
 
         r = run("validate", "--config", config.toString(), "--node-name", "n", "--kubeconfig",
                 dir.resolve("absent").toString());
-        assertThat(r.err()).contains("--kubeconfig " + dir.resolve("absent") + ": no such file");
+        assertThat(r.err()).contains("--kubeconfig " + dir.resolve("absent") + ": not found");
     }
 
     @Test

@@ -212,7 +212,7 @@ class VerifyCommandTest {
     void tokenFile_missingIsRejected() {
         Path missing = dir.resolve("missing");
 
-        assertRejected(verify(ISSUED, missing, "api"), "cannot read " + missing + ": no such file");
+        assertRejected(verify(ISSUED, missing, "api"), "cannot read " + missing + ": not found");
     }
 
     @Test
@@ -249,7 +249,7 @@ class VerifyCommandTest {
     void jwks_missingIsRejected() {
         jwks = dir.resolve("no-jwks.json");
 
-        assertRejected(verify(ISSUED, token, "api"), "cannot read " + jwks + ": no such file");
+        assertRejected(verify(ISSUED, token, "api"), "cannot read " + jwks + ": not found");
     }
 
     record Algorithm(JWSAlgorithm alg) {

@@ -104,7 +104,7 @@ public final class KubeClients {
             throws IOException {
         if (kubeconfigFlag != null) {
             if (!Files.isRegularFile(kubeconfigFlag)) {
-                throw new IOException("--kubeconfig " + kubeconfigFlag + ": no such file");
+                throw new IOException("--kubeconfig " + kubeconfigFlag + ": not found");
             }
             return new Choice(kubeconfigFlag);
         }
@@ -165,7 +165,7 @@ public final class KubeClients {
      */
     public static void check(Path file) throws IOException {
         if (!Files.isRegularFile(file)) {
-            throw new IOException("--kubeconfig " + file + ": no such file");
+            throw new IOException("--kubeconfig " + file + ": not found");
         }
         KubeConfig config = load(file);
         String server;

@@ -64,7 +64,7 @@ class KubeClientsTest {
     void flag_namingNoFileIsAnError() {
         assertThatThrownBy(() -> choose(tmp.resolve("missing.yaml")))
                 .isInstanceOf(IOException.class)
-                .hasMessage("--kubeconfig " + tmp.resolve("missing.yaml") + ": no such file");
+                .hasMessage("--kubeconfig " + tmp.resolve("missing.yaml") + ": not found");
     }
 
     @Test
@@ -135,7 +135,7 @@ class KubeClientsTest {
         assertThatThrownBy(() -> KubeClients.check(broken)).hasMessage(errors.get(1));
         assertThat(errors.get(1)).startsWith("kubeconfig " + broken + ": not a valid kubeconfig")
                 .doesNotContain("s3cret");
-        assertThat(errors.get(2)).isEqualTo("--kubeconfig " + absent + ": no such file");
+        assertThat(errors.get(2)).isEqualTo("--kubeconfig " + absent + ": not found");
     }
 
     @Test

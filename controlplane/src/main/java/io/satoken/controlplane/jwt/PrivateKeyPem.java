@@ -1,12 +1,11 @@
 package io.satoken.controlplane.jwt;
 
+import io.satoken.common.paths.FileErrors;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.PrivateKey;
 import java.util.LinkedHashSet;
@@ -100,12 +99,8 @@ final class PrivateKeyPem {
         try {
             // ISO-8859-1 maps every byte, so a binary (DER) file is "not PEM" rather than a decoding error
             return new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1);
-        } catch (NoSuchFileException e) {
-            throw new KeyFileException(file, "not found");
-        } catch (AccessDeniedException e) {
-            throw new KeyFileException(file, "permission denied");
         } catch (IOException e) {
-            throw new KeyFileException(file, "cannot read (" + e.getClass().getSimpleName() + ")", e);
+            throw new KeyFileException(file, FileErrors.reason(e), e);
         }
     }
 

@@ -1,10 +1,10 @@
 package io.satoken.controlplane.rootca;
 
+import io.satoken.common.paths.FileErrors;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
@@ -26,10 +26,8 @@ public final class RootCaBundle {
         byte[] bytes;
         try {
             bytes = Files.readAllBytes(file);
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException(where + "not found");
         } catch (IOException e) {
-            throw new IllegalArgumentException(where + "cannot read: " + e.getMessage());
+            throw new IllegalArgumentException(where + FileErrors.reason(e));
         }
         String text = new String(bytes, StandardCharsets.US_ASCII);
         if (!text.contains(BEGIN)) {

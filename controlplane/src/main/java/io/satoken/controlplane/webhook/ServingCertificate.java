@@ -4,6 +4,7 @@ import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
+import io.satoken.common.paths.FileErrors;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.StringReader;
@@ -114,8 +115,7 @@ public final class ServingCertificate {
             keyBytes = Files.readAllBytes(keyFile);
             clientCaBytes = clientCaFile == null ? null : Files.readAllBytes(clientCaFile);
         } catch (IOException e) {
-            log.warn("serving certificate not reloaded: cannot read {}, {}{}: {}", certFile, keyFile,
-                    clientCaFile == null ? "" : " or " + clientCaFile, e.toString());
+            log.warn("serving certificate not reloaded: {}", FileErrors.describe(e));
             return false;
         }
         Loaded current = loaded;
@@ -157,21 +157,20 @@ public final class ServingCertificate {
         try {
             certBytes = Files.readAllBytes(certFile);
         } catch (IOException e) {
-            throw new IllegalArgumentException("--tls-cert-file: cannot read " + certFile + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException("--tls-cert-file " + certFile + ": " + FileErrors.reason(e), e);
         }
         try {
             keyBytes = Files.readAllBytes(keyFile);
         } catch (IOException e) {
-            throw new IllegalArgumentException("--tls-private-key-file: cannot read " + keyFile + ": " + e.getMessage(),
-                    e);
+            throw new IllegalArgumentException("--tls-private-key-file " + keyFile + ": " + FileErrors.reason(e), e);
         }
         byte[] clientCaBytes = null;
         if (clientCaFile != null) {
             try {
                 clientCaBytes = Files.readAllBytes(clientCaFile);
             } catch (IOException e) {
-                throw new IllegalArgumentException("--client-ca-file: cannot read " + clientCaFile + ": "
-                        + e.getMessage(), e);
+                throw new IllegalArgumentException("--client-ca-file " + clientCaFile + ": " + FileErrors.reason(e),
+                        e);
             }
         }
         return build(certBytes, keyBytes, clientCaBytes);

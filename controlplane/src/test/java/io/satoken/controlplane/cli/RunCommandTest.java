@@ -131,7 +131,7 @@ class RunCommandTest {
                 // the hostPath delivery it configured is gone: an old Deployment's flag is named, not ignored
                 new Case("agent root dir of the removed hostPath delivery", List.of("--controllers=-*",
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
-                        "--agent-root-dir=/var/lib/satoken"), "Unknown option: '--agent-root-dir=/var/lib/satoken'"));
+                        "--agent-root-dir=/var/lib/satoken"), "unknown option '--agent-root-dir'"));
     }
 
     @ParameterizedTest(name = "{0}")
