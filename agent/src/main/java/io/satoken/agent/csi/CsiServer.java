@@ -19,6 +19,7 @@ import io.satoken.agent.csi.wire.NodeUnpublishVolumeResponse;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.ProbeResponse;
 import io.satoken.agent.csi.wire.RegistrationStatusResponse;
+import io.satoken.common.kube.Failures;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -139,7 +140,7 @@ public final class CsiServer implements AutoCloseable {
             Files.deleteIfExists(registrationSocket);
             Files.deleteIfExists(csiSocket);
         } catch (IOException e) {
-            log.warn("removing the CSI sockets failed: {}", e.toString());
+            log.warn("removing the CSI sockets failed: {}", Failures.inWords(e));
         }
         if (handlers != null) {
             handlers.shutdownNow();
@@ -228,7 +229,7 @@ public final class CsiServer implements AutoCloseable {
                 response.onError(e.status().asRuntimeException());
             } catch (RuntimeException e) {
                 log.error("CSI call failed", e);
-                response.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+                response.onError(Status.INTERNAL.withDescription(Failures.inWords(e)).asRuntimeException());
             }
         });
     }

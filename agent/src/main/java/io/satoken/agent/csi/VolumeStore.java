@@ -2,11 +2,12 @@ package io.satoken.agent.csi;
 
 import com.google.gson.Gson;
 import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.Projection;
 import io.satoken.agent.reload.ReloadRequest;
 import io.satoken.agent.reload.ReloadSignal;
-import io.satoken.agent.projection.Projection;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -102,7 +103,7 @@ public final class VolumeStore {
                     Stored stored = GSON.fromJson(Files.readString(file, StandardCharsets.UTF_8), Stored.class);
                     volumes.add(stored.toVolume());
                 } catch (IOException | RuntimeException e) { // JsonParseException, a missing field
-                    log.warn("ignoring unreadable volume record {}: {}", file, e.toString());
+                    log.warn("ignoring unreadable volume record {}: {}", file, Failures.inWords(e));
                 }
             }
         }

@@ -5,6 +5,7 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.VersionApi;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.common.kube.Failures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +43,7 @@ final class Warmup {
             client.getJSON().deserialize(TOKEN_REQUEST, AuthenticationV1TokenRequest.class);
             new VersionApi(client).getCode().execute();
         } catch (ApiException | RuntimeException e) {
-            log.debug("warm-up: {}", e.toString());
+            log.debug("warm-up: {}", Failures.inWords(e));
         }
         log.debug("warm-up took {} ms", (System.nanoTime() - start) / 1_000_000);
     }

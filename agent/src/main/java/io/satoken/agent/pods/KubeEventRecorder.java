@@ -13,6 +13,7 @@ import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.util.PatchUtils;
 import io.satoken.agent.metrics.AgentMetrics;
+import io.satoken.common.kube.Failures;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.time.OffsetDateTime;
@@ -110,7 +111,7 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
             log.warn("cannot send event {} for pod {}: HTTP {}", reason, describe(pod), e.getCode());
         } catch (RuntimeException e) {
             metrics.event(false);
-            log.warn("cannot send event {} for pod {}: {}", reason, describe(pod), e.toString());
+            log.warn("cannot send event {} for pod {}: {}", reason, describe(pod), Failures.inWords(e));
         }
     }
 

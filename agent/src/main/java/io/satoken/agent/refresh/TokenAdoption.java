@@ -10,6 +10,7 @@ import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.write.PublishedFile;
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -96,7 +97,7 @@ public final class TokenAdoption {
             }
             jwt = new String(content.get(), StandardCharsets.US_ASCII).strip();
         } catch (IOException | RuntimeException e) {
-            log.debug("not adopting {}: {}", file, e.toString());
+            log.debug("not adopting {}: {}", file, Failures.inWords(e));
             return Optional.empty();
         }
         TokenInfo info;

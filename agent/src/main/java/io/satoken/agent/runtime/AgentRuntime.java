@@ -18,23 +18,24 @@ import io.satoken.agent.reads.ConsumerReads;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
 import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.token.DeliveredTokens;
-import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.refresh.RefreshScheduler;
+import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.reload.ContainerProcesses;
 import io.satoken.agent.reload.PidfdSignaller;
 import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.statics.ConfigWatcher;
 import io.satoken.agent.statics.StaticTokens;
+import io.satoken.agent.token.DeliveredTokens;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.IssuerKeys;
+import io.satoken.agent.token.RefreshPolicy;
 import io.satoken.agent.token.SignatureCheck;
-import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenSource;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.common.health.HealthServer;
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -228,7 +229,7 @@ public final class AgentRuntime implements AutoCloseable {
             try {
                 c.close();
             } catch (Exception e) {
-                log.warn("closing {} failed: {}", c, e.toString());
+                log.warn("closing {} failed: {}", c, Failures.inWords(e));
             }
         }
         health.close();

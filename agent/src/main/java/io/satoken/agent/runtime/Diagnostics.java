@@ -13,6 +13,7 @@ import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TaskScheduler;
 import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.status.StatusEndpoint;
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.InstantSource;
@@ -123,7 +124,7 @@ final class Diagnostics implements AutoCloseable {
         try {
             records.markRead(dir.name().substring(PublishedVolume.DIR_PREFIX.length()), path);
         } catch (IOException | RuntimeException e) {
-            log.warn("cannot record that {} of {} has a reader: {}", path, dir.name(), e.toString());
+            log.warn("cannot record that {} of {} has a reader: {}", path, dir.name(), Failures.inWords(e));
         }
     }
 

@@ -5,6 +5,7 @@ import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.satoken.common.kube.Failures;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -110,7 +111,7 @@ public final class TokenConfinement {
             }
         } catch (Exception e) {
             found = State.UNKNOWN;
-            why = "could not read ValidatingWebhookConfiguration " + CONFIGURATION + ": " + e;
+            why = "could not read ValidatingWebhookConfiguration " + CONFIGURATION + ": " + Failures.inWords(e);
         }
         if (found != state || "not checked yet".equals(reason)) {
             if (found == State.CONFINED) {

@@ -6,6 +6,7 @@ import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.agent.write.Directories;
 import io.satoken.agent.write.DirectoryAccess;
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.LinkedHashMap;
@@ -58,7 +59,7 @@ public final class StaticTokens {
                     new AtomicWriter(gone.dir(), clock).remove();
                     log.info("stopped {}: its token files are removed", gone.dir());
                 } catch (IOException e) {
-                    log.warn("stopped {}, but removing its token files failed: {}", gone.dir(), e.toString());
+                    log.warn("stopped {}, but removing its token files failed: {}", gone.dir(), Failures.inWords(e));
                 }
             }
         }
@@ -71,7 +72,7 @@ public final class StaticTokens {
                 try {
                     Directories.create(dir.dir(), DirectoryAccess.of(dir.projections()));
                 } catch (IOException e) {
-                    log.error("cannot create {}: {}", dir.dir(), e.toString());
+                    log.error("cannot create {}: {}", dir.dir(), Failures.inWords(e));
                     continue; // the next config change retries it; nothing else is held up
                 }
                 int adopted = adoption.adopt(dir); // 3

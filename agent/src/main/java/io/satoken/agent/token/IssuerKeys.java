@@ -12,6 +12,7 @@ import com.nimbusds.jwt.SignedJWT;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.Pair;
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.text.ParseException;
@@ -96,8 +97,7 @@ public final class IssuerKeys implements SignatureCheck {
                 return parse(source.getBuffer().readString(StandardCharsets.UTF_8));
             }
         } catch (ApiException | IOException | RuntimeException e) {
-            return SignatureCheck.unavailable("GET " + JWKS_PATH + " failed: " + e.getClass().getSimpleName()
-                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+            return SignatureCheck.unavailable("GET " + JWKS_PATH + " failed: " + Failures.inWords(e));
         }
     }
 

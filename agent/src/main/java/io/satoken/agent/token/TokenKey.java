@@ -46,7 +46,7 @@ public record TokenKey(
     @Override
     public String toString() {
         return namespace + "/" + serviceAccount
-                + " audiences=" + audiences
+                + " audiences=" + (audiences == null ? "(the API server's own)" : audiences)
                 + " expirationSeconds=" + expirationSeconds
                 + (boundObject.isNone() ? "" : " boundTo=" + boundObject.kind() + "/" + boundObject.name()
                         + "(" + boundObject.uid() + ")");

@@ -1,9 +1,9 @@
 package io.satoken.agent.token;
 
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.openapi.models.V1StatusDetails;
+import io.satoken.common.kube.Failures;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -25,8 +25,6 @@ import java.util.Map;
  */
 final class TokenRequestFailure {
 
-    private static final int MAX_BODY_IN_MESSAGE = 200;
-
     private TokenRequestFailure() {
     }
 
@@ -39,7 +37,7 @@ final class TokenRequestFailure {
         if (code == 0) {
             return new TokenSourceException(prefix(key) + serverSaid(e), e);
         }
-        V1Status status = parseStatus(e.getResponseBody());
+        V1Status status = Failures.status(e.getResponseBody());
         String message = prefix(key) + serverSaid(e);
         if (isPermanent(code)) {
             return TokenSourceException.permanent(message, e);
@@ -47,44 +45,13 @@ final class TokenRequestFailure {
         return new TokenSourceException(message, retryAfter(e.getResponseHeaders(), status), e);
     }
 
-    /**
-     * What the API server said to a failed call, {@code <code> <reason>: <Status message>}, or that it did not answer:
-     * its words, never the request's.
-     */
+    /** What the API server said to a failed call, or that it did not answer: {@link Failures#said}. */
     static String serverSaid(ApiException e) {
-        int code = e.getCode();
-        if (code == 0) {
-            Throwable cause = e.getCause() == null ? e : e.getCause();
-            return "no response from the API server: " + cause.getClass().getSimpleName() + ": " + cause.getMessage();
-        }
-        return code + reasonPhrase(code) + ": " + describe(parseStatus(e.getResponseBody()), e.getResponseBody());
+        return Failures.said(e);
     }
 
     static boolean isPermanent(int code) {
         return code >= 400 && code < 500 && code != 401 && code != 408 && code != 429;
-    }
-
-    private static V1Status parseStatus(String body) {
-        if (body == null || body.isBlank()) {
-            return null;
-        }
-        try {
-            V1Status status = JSON.deserialize(body, V1Status.class);
-            return status != null && "Status".equals(status.getKind()) ? status : null;
-        } catch (RuntimeException notAStatus) {
-            return null; // e.g. an HTML page from a proxy; described from the raw body below
-        }
-    }
-
-    private static String describe(V1Status status, String body) {
-        if (status != null && status.getMessage() != null && !status.getMessage().isEmpty()) {
-            return status.getMessage();
-        }
-        if (body == null || body.isBlank()) {
-            return "(empty response body)";
-        }
-        String flat = body.strip().replaceAll("\\s+", " ");
-        return flat.length() <= MAX_BODY_IN_MESSAGE ? flat : flat.substring(0, MAX_BODY_IN_MESSAGE) + "...";
     }
 
     /** Retry-After as delay-seconds; the HTTP-date form is not used by the API server and is ignored. */
@@ -110,28 +77,5 @@ final class TokenRequestFailure {
             return Duration.ofSeconds(details.getRetryAfterSeconds());
         }
         return null;
-    }
-
-    private static String reasonPhrase(int code) {
-        String phrase = switch (code) {
-            case 400 -> "Bad Request";
-            case 401 -> "Unauthorized";
-            case 403 -> "Forbidden";
-            case 404 -> "Not Found";
-            case 405 -> "Method Not Allowed";
-            case 408 -> "Request Timeout";
-            case 409 -> "Conflict";
-            case 410 -> "Gone";
-            case 413 -> "Payload Too Large";
-            case 415 -> "Unsupported Media Type";
-            case 422 -> "Unprocessable Entity";
-            case 429 -> "Too Many Requests";
-            case 500 -> "Internal Server Error";
-            case 502 -> "Bad Gateway";
-            case 503 -> "Service Unavailable";
-            case 504 -> "Gateway Timeout";
-            default -> null;
-        };
-        return phrase == null ? "" : " " + phrase;
     }
 }

@@ -2,6 +2,7 @@ package io.satoken.agent.write;
 
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -26,9 +27,9 @@ final class FileOwners {
                 dir.view(name).setOwner(dir.user(id));
             }
         } catch (FileSystemException e) {
-            throw new FileOwnerException(file, group, id, e.getReason() == null ? e.toString() : e.getReason());
+            throw new FileOwnerException(file, group, id, e.getReason() == null ? Failures.inWords(e) : e.getReason());
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            throw new FileOwnerException(file, group, id, e.toString());
+            throw new FileOwnerException(file, group, id, Failures.inWords(e));
         }
     }
 
@@ -44,9 +45,9 @@ final class FileOwners {
         try {
             Files.setAttribute(file, group ? "unix:gid" : "unix:uid", id, NOFOLLOW_LINKS);
         } catch (FileSystemException e) {
-            throw new FileOwnerException(file, group, id, e.getReason() == null ? e.toString() : e.getReason());
+            throw new FileOwnerException(file, group, id, e.getReason() == null ? Failures.inWords(e) : e.getReason());
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            throw new FileOwnerException(file, group, id, e.toString());
+            throw new FileOwnerException(file, group, id, Failures.inWords(e));
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.satoken.controlplane.admission;
 
 import com.nimbusds.jwt.JWTParser;
+import io.satoken.common.paths.FileErrors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,7 +53,7 @@ public interface ApiAudiences {
                         if (warned.compareAndSet(false, true)) {
                             LoggerFactory.getLogger(ApiAudiences.class).warn(
                                     "cannot read the API server's audiences from {}: {}", token,
-                                    e.getClass().getSimpleName());
+                                    e instanceof IOException io ? FileErrors.reason(io) : "not a JWT");
                         }
                     }
                 }

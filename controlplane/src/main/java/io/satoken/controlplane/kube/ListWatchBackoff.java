@@ -2,6 +2,7 @@ package io.satoken.controlplane.kube;
 
 import io.kubernetes.client.openapi.ApiException;
 import io.satoken.common.cli.DurationText;
+import io.satoken.common.kube.Failures;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -102,7 +103,6 @@ final class ListWatchBackoff<T> implements BiConsumer<Class<T>, Throwable> {
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        String message = root.getMessage() == null ? "" : ": " + root.getMessage().lines().findFirst().orElse("");
-        return (root == error ? "" : "no answer from the API server: ") + root.getClass().getSimpleName() + message;
+        return (root == error ? "" : "no answer from the API server: ") + Failures.inWords(root);
     }
 }

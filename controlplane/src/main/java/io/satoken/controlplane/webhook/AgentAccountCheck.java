@@ -1,8 +1,9 @@
 package io.satoken.controlplane.webhook;
 
-import io.satoken.controlplane.admission.NodeTokenRestriction;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.satoken.common.kube.Failures;
+import io.satoken.controlplane.admission.NodeTokenRestriction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -152,7 +153,7 @@ public final class AgentAccountCheck {
             }
         } catch (Exception e) {
             log.warn("could not check --agent-service-account {}/{} against the agent's DaemonSet: {}",
-                    agent.namespace(), agent.name(), e.toString());
+                    agent.namespace(), agent.name(), Failures.inWords(e));
             return state;
         }
         if (found != state || !why.equals(reason)) {

@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.admission.Admission;
 import io.satoken.controlplane.admission.AdmissionRequest;
 import io.satoken.controlplane.admission.Verdict;
@@ -122,7 +123,7 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     return; // the deadline answered already
                 } catch (RuntimeException e) {
                     log.error("webhook {}: review failed", path, e);
-                    verdict = Verdict.unavailable("the webhook failed to review the request: " + e);
+                    verdict = Verdict.unavailable("the webhook failed to review the request: " + Failures.inWords(e));
                     result = "error";
                 }
                 if (answered.compareAndSet(false, true)) {
