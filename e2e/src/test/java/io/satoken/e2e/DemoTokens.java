@@ -168,7 +168,7 @@ final class DemoTokens {
         String banner = "writing under " + dir.resolve("tokens") + " ";
         int start = lines.size();
         for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).startsWith("satoken demo: ") && lines.get(i).contains(banner)) {
+            if (lines.get(i).startsWith("satoken-agent demo: ") && lines.get(i).contains(banner)) {
                 start = i;
             }
         }

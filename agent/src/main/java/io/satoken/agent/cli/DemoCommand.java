@@ -131,7 +131,7 @@ final class DemoCommand implements Callable<Integer> {
         }, "satoken-demo-shutdown");
         Runtime.getRuntime().addShutdownHook(onCtrlC);
 
-        out.printf("satoken demo: %d token(s), ttl %s, for %s; writing under %s (kid %s)%n",
+        out.printf("%s: %d token(s), ttl %s, for %s; writing under %s (kid %s)%n", spec.qualifiedName(),
                 projections.size(), DurationText.of(ttl), DurationText.of(duration), tokenDir, issuer.keyId());
         out.flush();
         try {
@@ -142,9 +142,9 @@ final class DemoCommand implements Callable<Integer> {
                 scheduler.put(new TokenDirectory("demo", tokenDir, projections));
                 stop.await(duration.toMillis(), TimeUnit.MILLISECONDS);
             }
-            out.printf("satoken demo: done, %d write(s), %d rotation(s). Check a token with:%n"
+            out.printf("%s: done, %d write(s), %d rotation(s). Check a token with:%n"
                     + "  agent/bin/satoken-agent verify --jwks %s --audience %s %s%n",
-                    writes.get(), rotations.get(), dir.resolve("jwks.json"), EXAMPLES.get(0)[1],
+                    spec.qualifiedName(), writes.get(), rotations.get(), dir.resolve("jwks.json"), EXAMPLES.get(0)[1],
                     tokenDir.resolve(projections.get(0).path()));
             out.flush();
         } finally {

@@ -77,7 +77,7 @@ final class ExplainCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         if (parsed.statusSocket().isEmpty()) {
-            err.println("explain: " + config + " sets no statusSocket, so the agent serves no status endpoint; add "
+            err.println(spec.qualifiedName() + ": " + config + " sets no statusSocket, so the agent serves no status endpoint; add "
                     + "statusSocket: /run/satoken/agent-status.sock and restart it");
             return 1;
         }
@@ -86,19 +86,19 @@ final class ExplainCommand implements Callable<Integer> {
         try {
             reply = UnixSocketClient.get(socket, path, timeout);
         } catch (IOException e) {
-            err.println("explain: cannot ask the agent at " + socket + ": " + e.getMessage()
+            err.println(spec.qualifiedName() + ": cannot ask the agent at " + socket + ": " + e.getMessage()
                     + " (is it running with this config? explain needs root or the agent's user)");
             return 1;
         }
         if (reply.status() != 200) {
-            err.println("explain: " + reply.body().strip());
+            err.println(spec.qualifiedName() + ": " + reply.body().strip());
             return 1;
         }
         StatusView view = StatusView.parse(reply.body());
         if (target.startsWith("/")) {
             view = view.staticAt(Path.of(target).normalize());
             if (view.isEmpty()) {
-                err.println("explain: the agent keeps no static projection at " + target);
+                err.println(spec.qualifiedName() + ": the agent keeps no static projection at " + target);
                 return 1;
             }
         }

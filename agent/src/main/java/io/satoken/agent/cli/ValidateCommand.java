@@ -1,6 +1,7 @@
 package io.satoken.agent.cli;
 
 import io.satoken.agent.config.AgentConfig;
+import io.satoken.common.kube.KubeClients;
 import java.util.Locale;
 import picocli.CommandLine.Command;
 
@@ -12,7 +13,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "validate",
         description = {"Check the config and run's flags without contacting a cluster.",
-                "Exit codes: 0 valid (one line says what run would start), 2 one line per error."},
+                "Exit codes: 0 valid (one line says what run would start, and a warning if run would find no",
+                "client configuration here), 2 one line per error."},
         footerHeading = "%nExamples:%n",
         footer = {
             "  # The systemd unit's arguments, with run changed to validate",
@@ -29,6 +31,9 @@ final class ValidateCommand extends RunCommand {
         spec.commandLine().getOut().println("OK: " + config + ": mode " + parsed.mode().name().toLowerCase(Locale.ROOT)
                 + ", " + n + (n == 1 ? " static projection" : " static projections")
                 + (parsed.mode().csi() ? ", CSI node " + nodeName + " under " + parsed.kubeletDir() : ""));
+        // run would stop at its first API call: said, though validate contacts no cluster and the host may differ
+        KubeClients.missing(clientAndMetrics.kubeconfig()).ifPresent(why -> spec.commandLine().getErr()
+                .println(spec.qualifiedName() + ": warning: run would stop here: " + why));
         return 0;
     }
 }

@@ -1,6 +1,7 @@
 package io.satoken.agent.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -57,7 +58,8 @@ class ValidateCommandTest {
         String[] args = Stream.concat(Stream.of("validate", "--config", config.toString()), c.flags().stream())
                 .toArray(String[]::new);
         Result r = run(args);
-        assertThat(r.err()).isEmpty();
+        // no client configuration here: the one warning validate gives for it, nothing else
+        assertThat(r.err().lines()).allMatch(l -> l.contains(": warning: run would stop here: "));
         assertThat(r.exit()).isZero();
         assertThat(r.out()).isEqualTo("OK: " + config + ": " + c.expectedOut() + "\n");
     }
@@ -143,6 +145,40 @@ class ValidateCommandTest {
         Result r = run("validate");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.err()).contains("--config");
+    }
+
+    /** run would stop at its first API call with no client configuration: validate says so, and still exits 0. */
+    @Test
+    void noClientConfiguration_isWarnedOf(@TempDir Path home) throws Exception {
+        assumeTrue(System.getenv("KUBECONFIG") == null && System.getenv("KUBERNETES_SERVICE_HOST") == null,
+                "this test needs an environment without $KUBECONFIG and not in a pod");
+        Path config = Files.writeString(dir.resolve("static.yaml"),
+                "mode: static\nprojections:\n  - {namespace: ns, serviceAccount: sa, dir: /run/t}\n");
+        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+                users: [{name: u, user: {token: t}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """);
+        String realHome = System.getProperty("user.home");
+        System.setProperty("user.home", home.toString());
+        Result without;
+        Result with;
+        try {
+            without = run("validate", "--config", config.toString());
+            with = run("validate", "--config", config.toString(), "--kubeconfig", kubeconfig.toString());
+        } finally {
+            System.setProperty("user.home", realHome);
+        }
+
+        assertThat(without.exit()).isZero();
+        assertThat(without.out()).startsWith("OK: ");
+        assertThat(without.err()).startsWith("satoken-agent validate: warning: run would stop here: no Kubernetes "
+                + "client configuration found: --kubeconfig not given;").contains(home.resolve(".kube/config") + " missing");
+        assertThat(with.exit()).isZero();
+        assertThat(with.err()).isEmpty();
     }
 
     private static Result run(String... args) {

@@ -99,6 +99,20 @@ public final class KubeClients {
         return client;
     }
 
+    /**
+     * Why {@link #fromFlags} would find no client configuration in this process's environment, without reading
+     * any of it; empty when it would find one. For {@code validate}, which contacts no cluster.
+     */
+    public static Optional<String> missing(Path kubeconfig) {
+        try {
+            choose(kubeconfig, System.getenv(), Path.of(System.getProperty("user.home")),
+                    Path.of(Config.SERVICEACCOUNT_ROOT));
+            return Optional.empty();
+        } catch (IOException e) {
+            return Optional.of(e.getMessage());
+        }
+    }
+
     /** Applies the search order; the arguments stand for the process's environment so tests can vary it. */
     static Choice choose(Path kubeconfigFlag, Map<String, String> env, Path home, Path serviceAccountDir)
             throws IOException {
