@@ -61,7 +61,7 @@ import picocli.CommandLine.Option;
             "      --tls-cert-file=/etc/satoken/webhook-tls/tls.crt \\",
             "      --tls-private-key-file=/etc/satoken/webhook-tls/tls.key \\",
             "      --agent-service-account=satoken-system/satoken-agent",
-            "  # Outside the cluster, on a host as trusted as the API server, legacy token Secrets too",
+            "  # Outside the cluster, on a host as trusted as the API server, with tokens",
             "  satoken-controlplane run --kubeconfig=/etc/satoken/controlplane.kubeconfig \\",
             "      --controllers='*,tokens' \\",
             "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
