@@ -3,6 +3,7 @@ package io.satoken.agent.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.satoken.common.testing.Kubeconfigs;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -154,14 +155,7 @@ class ValidateCommandTest {
                 "this test needs an environment without $KUBECONFIG and not in a pod");
         Path config = Files.writeString(dir.resolve("static.yaml"),
                 "mode: static\nprojections:\n  - {namespace: ns, serviceAccount: sa, dir: /run/t}\n");
-        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
-                users: [{name: u, user: {token: t}}]
-                contexts: [{name: x, context: {cluster: c, user: u}}]
-                current-context: x
-                """);
+        Path kubeconfig = Kubeconfigs.withToken(dir.resolve("kubeconfig"), "https://127.0.0.1:6443");
         String realHome = System.getProperty("user.home");
         System.setProperty("user.home", home.toString());
         Result without;

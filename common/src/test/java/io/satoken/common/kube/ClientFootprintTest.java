@@ -6,6 +6,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.common.testing.Kubeconfigs;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,14 +26,7 @@ class ClientFootprintTest {
     void aClientReadingAPodAndATokenRequest_loadsTheModelsItUses_andNoBouncyCastle(@TempDir Path dir)
             throws Exception {
         Path log = dir.resolve("class-load.log");
-        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
-                users: [{name: u, user: {token: not-a-real-token}}]
-                contexts: [{name: x, context: {cluster: c, user: u}}]
-                current-context: x
-                """);
+        Path kubeconfig = Kubeconfigs.withToken(dir.resolve("kubeconfig"), "https://127.0.0.1:6443");
         Process java = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xlog:class+load=info:file=" + log, "-cp", System.getProperty("java.class.path"),
                 Program.class.getName(), kubeconfig.toString())

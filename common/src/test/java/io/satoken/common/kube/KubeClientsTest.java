@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubernetes.client.openapi.ApiClient;
+import io.satoken.common.testing.Kubeconfigs;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -37,8 +38,8 @@ class KubeClientsTest {
     void setUp() throws IOException {
         home = Files.createDirectories(tmp.resolve("home"));
         saDir = Files.createDirectories(tmp.resolve("serviceaccount"));
-        flagFile = kubeconfig(tmp.resolve("flag.yaml"), "https://flag.example:6443");
-        envFile = kubeconfig(tmp.resolve("env.yaml"), "https://env.example:6443");
+        flagFile = Kubeconfigs.withToken(tmp.resolve("flag.yaml"), "https://flag.example:6443");
+        envFile = Kubeconfigs.withToken(tmp.resolve("env.yaml"), "https://env.example:6443");
         homeFile = tmp.resolve("home/.kube/config");
     }
 
@@ -55,7 +56,7 @@ class KubeClientsTest {
     void flag_winsOverEverythingElse() throws IOException {
         inCluster();
         env.put("KUBECONFIG", envFile.toString());
-        kubeconfig(homeFile, "https://home.example:6443");
+        Kubeconfigs.withToken(homeFile, "https://home.example:6443");
 
         assertThat(choose(flagFile).kubeconfig()).isEqualTo(flagFile);
     }
@@ -95,7 +96,7 @@ class KubeClientsTest {
 
     @Test
     void homeConfig_isTheLastResort() throws IOException {
-        kubeconfig(homeFile, "https://home.example:6443");
+        Kubeconfigs.withToken(homeFile, "https://home.example:6443");
         env.put("KUBECONFIG", tmp.resolve("absent.yaml").toString());
 
         assertThat(choose(null).kubeconfig()).isEqualTo(homeFile);
@@ -210,27 +211,5 @@ class KubeClientsTest {
         StringWriter out = new StringWriter();
         e.printStackTrace(new PrintWriter(out));
         return out.toString();
-    }
-
-    private static Path kubeconfig(Path file, String server) throws IOException {
-        Files.createDirectories(file.getParent());
-        return Files.writeString(file, """
-                apiVersion: v1
-                kind: Config
-                clusters:
-                - name: c
-                  cluster:
-                    server: %s
-                users:
-                - name: u
-                  user:
-                    token: user-token
-                contexts:
-                - name: ctx
-                  context:
-                    cluster: c
-                    user: u
-                current-context: ctx
-                """.formatted(server));
     }
 }

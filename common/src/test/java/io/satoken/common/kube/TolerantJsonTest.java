@@ -33,6 +33,7 @@ import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfigurationList;
 import io.kubernetes.client.openapi.models.VersionInfo;
 import io.kubernetes.client.util.Watch;
+import io.satoken.common.testing.Kubeconfigs;
 import io.satoken.common.testing.ModelSamples;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -114,15 +115,8 @@ class TolerantJsonTest {
         });
         server.start();
         try {
-            Path kubeconfig = dir.resolve("kubeconfig");
-            Files.writeString(kubeconfig, """
-                    apiVersion: v1
-                    kind: Config
-                    clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
-                    users: [{name: u, user: {token: not-a-real-token}}]
-                    contexts: [{name: x, context: {cluster: c, user: u}}]
-                    current-context: x
-                    """.formatted(server.getAddress().getPort()));
+            Path kubeconfig = Kubeconfigs.withToken(dir.resolve("kubeconfig"),
+                    "http://127.0.0.1:" + server.getAddress().getPort());
             ApiClient client = KubeClients.fromKubeconfig(kubeconfig);
 
             V1Pod read = new CoreV1Api(client).readNamespacedPod("web", "ns").execute();
