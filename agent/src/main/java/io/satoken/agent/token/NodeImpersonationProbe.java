@@ -6,6 +6,7 @@ import io.kubernetes.client.openapi.apis.AuthenticationV1Api;
 import io.kubernetes.client.openapi.apis.VersionApi;
 import io.kubernetes.client.openapi.models.V1SelfSubjectReview;
 import io.kubernetes.client.openapi.models.V1UserInfo;
+import io.satoken.common.kube.Failures;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -111,7 +112,7 @@ public final class NodeImpersonationProbe {
             version = server.version();
         } catch (ApiException e) {
             throw unavailable("unknown", "cannot read the API server's version (GET /version: "
-                    + TokenRequestFailure.serverSaid(e) + ")");
+                    + Failures.said(e) + ")");
         }
         V1UserInfo self;
         try {
@@ -123,7 +124,7 @@ public final class NodeImpersonationProbe {
                     ? "the API server does not serve SelfSubjectReview (authentication.k8s.io/v1, Kubernetes 1.28+), nor"
                             + " constrained impersonation (beta and on by default from 1.36); "
                     : "") + "a SelfSubjectReview with the agent's own credential failed: "
-                    + TokenRequestFailure.serverSaid(e));
+                    + Failures.said(e));
         }
         String agent = self == null || self.getUsername() == null ? "(unnamed)" : self.getUsername();
         String claimed = nodeClaim(self);
@@ -142,7 +143,7 @@ public final class NodeImpersonationProbe {
             asNode = server.reviewAsNode();
         } catch (ApiException e) {
             throw unavailable(version, "the API server refused to let " + agent + " act as " + nodeUser + " ("
-                    + TokenRequestFailure.serverSaid(e) + "); " + likelyCause(version, agent));
+                    + Failures.said(e) + "); " + likelyCause(version, agent));
         }
         String answered = asNode == null ? null : asNode.getUsername();
         if (!nodeUser.equals(answered)) {

@@ -35,19 +35,14 @@ final class TokenRequestFailure {
     static TokenSourceException toException(TokenKey key, ApiException e) {
         int code = e.getCode();
         if (code == 0) {
-            return new TokenSourceException(prefix(key) + serverSaid(e), e);
+            return new TokenSourceException(prefix(key) + Failures.said(e), e);
         }
         V1Status status = Failures.status(e.getResponseBody());
-        String message = prefix(key) + serverSaid(e);
+        String message = prefix(key) + Failures.said(e);
         if (isPermanent(code)) {
             return TokenSourceException.permanent(message, e);
         }
         return new TokenSourceException(message, retryAfter(e.getResponseHeaders(), status), e);
-    }
-
-    /** What the API server said to a failed call, or that it did not answer: {@link Failures#said}. */
-    static String serverSaid(ApiException e) {
-        return Failures.said(e);
     }
 
     static boolean isPermanent(int code) {
