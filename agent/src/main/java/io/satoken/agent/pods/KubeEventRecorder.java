@@ -51,13 +51,11 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
     private static final class Series {
         final String name;
         final String namespace;
-        final OffsetDateTime first;
         int count = 1;
 
-        Series(String name, String namespace, OffsetDateTime first) {
+        Series(String name, String namespace) {
             this.name = name;
             this.namespace = namespace;
-            this.first = first;
         }
     }
 
@@ -100,7 +98,7 @@ public final class KubeEventRecorder implements PodEventSink, AutoCloseable {
             } else {
                 CoreV1Event created = api.createNamespacedEvent(meta.getNamespace(),
                         event(pod, reason, message, now)).execute();
-                series.put(key, new Series(created.getMetadata().getName(), meta.getNamespace(), now));
+                series.put(key, new Series(created.getMetadata().getName(), meta.getNamespace()));
             }
             metrics.event(true);
         } catch (ApiException e) {

@@ -31,13 +31,6 @@ public record TokenKey(
         boundObject = Objects.requireNonNullElse(boundObject, BoundObjectRef.NONE);
     }
 
-    /** A key built the way kubelet builds it from a request whose expirationSeconds may be null. */
-    public static TokenKey of(String namespace, String serviceAccount, List<String> audiences,
-            Long expirationSeconds, BoundObjectRef boundObject) {
-        return new TokenKey(namespace, serviceAccount, audiences,
-                expirationSeconds == null ? 0 : expirationSeconds, boundObject);
-    }
-
     /** {@code system:serviceaccount:<namespace>:<name>}, the subject the token will carry. */
     public String subject() {
         return "system:serviceaccount:" + namespace + ":" + serviceAccount;

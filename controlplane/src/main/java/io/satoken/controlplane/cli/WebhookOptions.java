@@ -39,11 +39,6 @@ final class WebhookOptions {
                     + "webhook (a warning is logged).")
     Path clientCaFile;
 
-    @Option(names = "--admission-token-volume", paramLabel = "projected", defaultValue = "projected",
-            description = "Token volume the webhook mounts: 'projected' (kube-api-access-*, Kubernetes 1.30), the "
-                    + "only one; the 1.17 token Secret volume is not offered (default: ${DEFAULT-VALUE}).")
-    String admissionTokenVolume;
-
     @Option(names = "--admission-limit-secret-references", defaultValue = "false",
             description = "Enforce mountable secrets for every ServiceAccount, not only those annotated "
                     + "kubernetes.io/enforce-mountable-secrets=true (default: ${DEFAULT-VALUE}).")
@@ -93,14 +88,6 @@ final class WebhookOptions {
         }
         if (on && (tlsCertFile == null || tlsKeyFile == null)) {
             errors.add("--webhook-address needs --tls-cert-file and --tls-private-key-file (the webhook serves HTTPS only)");
-        }
-        if ("secret".equals(admissionTokenVolume)) {
-            // Mounting a ServiceAccount's token Secret (AD-11) needs a cache of token Secrets, which RBAC can only
-            // grant as list and watch of every Secret in the cluster, contents included.
-            errors.add("--admission-token-volume: secret is not supported: it would have the webhook list and watch"
-                    + " every Secret in the cluster; use projected (the default), which reads none");
-        } else if (!"projected".equals(admissionTokenVolume)) {
-            errors.add("--admission-token-volume: expected projected, got \"" + admissionTokenVolume + "\"");
         }
         InetSocketAddress socketAddress = on
                 ? UsageErrors.attempt(errors, () -> HealthServer.parseAddress("--webhook-address", address)) : null;

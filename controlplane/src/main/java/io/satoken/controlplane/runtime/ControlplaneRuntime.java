@@ -68,7 +68,6 @@ public final class ControlplaneRuntime implements AutoCloseable {
 
     private final Settings settings;
     private final ApiClient client;
-    private final ApiClient watchClient;
     private final ApiClient serviceClient;
     private final PrometheusMeterRegistry registry = ProgramRegistry.create();
     private final ControllerMetrics controllerMetrics = new ControllerMetrics(registry);
@@ -96,7 +95,6 @@ public final class ControlplaneRuntime implements AutoCloseable {
     public ControlplaneRuntime(Settings settings, ApiClient client, ApiClient watchClient, ApiClient serviceClient) {
         this.settings = settings;
         this.client = client;
-        this.watchClient = watchClient;
         this.serviceClient = serviceClient;
         ApiRequestMetrics.instrument(client, registry);
         ApiRequestMetrics.instrument(watchClient, registry);

@@ -72,9 +72,6 @@ public final class AdmissionWebhook implements AutoCloseable {
             String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences,
             Duration drainDelay, boolean reusePort) {
 
-        /** {@code --webhook-drain-delay} when not given. */
-        public static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
-
         public Settings {
             if (drainDelay.isNegative()) {
                 throw new IllegalArgumentException("--webhook-drain-delay must not be negative, got " + drainDelay);
@@ -265,11 +262,6 @@ public final class AdmissionWebhook implements AutoCloseable {
     public boolean ready() {
         return server.serving() && caches.stream().allMatch(SharedIndexInformer::hasSynced)
                 && (agentCheck == null || agentCheck.allowsReady());
-    }
-
-    /** The check of --agent-service-account; null when serviceaccount-token is not served. */
-    public AgentAccountCheck agentCheck() {
-        return agentCheck;
     }
 
     public InetSocketAddress address() {

@@ -99,15 +99,12 @@ class RunCommandTest {
                 new Case("bad webhook address", List.of("--controllers=-*", "--webhook-address=9443",
                         "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey),
                         "--webhook-address: expected HOST:PORT, got \"9443\""),
-                new Case("unknown token volume", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
-                        "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--admission-token-volume=hostpath"),
-                        "--admission-token-volume: expected projected, got \"hostpath\""),
-                // the token Secret volume needed list and watch of every Secret: the webhook no longer offers it
-                new Case("token Secret volume", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
+                // the token Secret volume (AD-11) needed list and watch of every Secret; the flag that chose it
+                // had one value left, and is gone
+                new Case("removed token volume flag", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
                         "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--admission-token-volume=secret",
                         "--agent-service-account=satoken-system/satoken-agent"),
-                        "--admission-token-volume: secret is not supported: it would have the webhook list and watch"
-                                + " every Secret in the cluster; use projected (the default), which reads none"),
+                        "unknown option '--admission-token-volume'"),
                 new Case("agent account without a namespace", List.of("--controllers=-*",
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey,
                         "--agent-service-account=satoken-agent"),

@@ -102,7 +102,7 @@ class ValidateCommandTest {
         for (String command : List.of("validate", "run")) {
             Result r = run(command, "--controllers=*,bogus", "--metrics-address=9090", "--concurrent-syncs=0",
                     "--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=10s",
-                    "--admission-token-volume=hostpath", "--webhooks=pods,nope");
+                    "--webhooks=pods,nope");
             assertThat(r.exit()).isEqualTo(2);
             assertThat(r.err().lines()).as(command).containsExactly(
                     "satoken-controlplane " + command + ": --controllers: unknown controller \"bogus\" (known: tokens, serviceaccounts, root-ca, "
@@ -112,8 +112,6 @@ class ValidateCommandTest {
                     "satoken-controlplane " + command + ": --concurrent-syncs must be at least 1, got 0",
                     "satoken-controlplane " + command + ": leader election needs lease duration > renew deadline > "
                             + "retry period, got 5s > 10s > 2s",
-                    "satoken-controlplane " + command + ": --admission-token-volume: expected projected, "
-                            + "got \"hostpath\"",
                     "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are pods, "
                             + "serviceaccount-token");
         }
