@@ -14,7 +14,7 @@ import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.common.cli.DurationConverter;
-import io.satoken.common.cli.DurationText;
+import io.satoken.common.text.DurationText;
 import io.satoken.common.cli.LogOptions;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -10,7 +10,7 @@ import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.AtomicWriter;
 import io.satoken.agent.write.DirectoryWriter;
 import io.satoken.agent.write.FileOwnerException;
-import io.satoken.common.cli.DurationText;
+import io.satoken.common.text.DurationText;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

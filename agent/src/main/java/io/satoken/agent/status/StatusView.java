@@ -4,7 +4,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import io.satoken.common.cli.DurationText;
+import io.satoken.common.text.DurationText;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -8,7 +8,7 @@ import io.kubernetes.client.openapi.models.V1BoundObjectReference;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.openapi.models.V1TokenRequestStatus;
 import io.satoken.common.kube.RateLimiter;
-import io.satoken.common.cli.DurationText;
+import io.satoken.common.text.DurationText;
 import java.util.Objects;
 
 /**

@@ -1,6 +1,6 @@
 package io.satoken.common.health;
 
-import io.satoken.common.cli.DurationText;
+import io.satoken.common.text.DurationText;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.SocketTimeoutException;

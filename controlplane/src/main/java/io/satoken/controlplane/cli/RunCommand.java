@@ -5,7 +5,7 @@ import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
 import io.satoken.common.cli.ClientAndMetricsOptions;
 import io.satoken.common.cli.DurationConverter;
-import io.satoken.common.cli.DurationText;
+import io.satoken.common.text.DurationText;
 import io.satoken.common.cli.LogOptions;
 import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;

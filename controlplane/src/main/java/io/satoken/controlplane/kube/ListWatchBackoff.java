@@ -1,7 +1,7 @@
 package io.satoken.controlplane.kube;
 
 import io.kubernetes.client.openapi.ApiException;
-import io.satoken.common.cli.DurationText;
+import io.satoken.common.text.DurationText;
 import io.satoken.common.kube.Failures;
 import java.time.Duration;
 import java.time.Instant;

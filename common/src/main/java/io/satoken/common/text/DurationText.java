@@ -1,4 +1,4 @@
-package io.satoken.common.cli;
+package io.satoken.common.text;
 
 import java.time.Duration;
 import java.util.Locale;
@@ -7,7 +7,7 @@ import java.util.Locale;
  * Writes a duration as Kubernetes tools print one (Go's {@code time.Duration}), in the units the flags take:
  * {@code 670ms}, {@code 4.3s}, {@code 15s}, {@code 1m0s}, {@code 1h30m0s}; never ISO-8601's {@code PT0.67S}. Under a
  * minute, seconds keep one decimal, dropped when it is 0; from a minute on, whole seconds. What
- * {@link DurationConverter} reads back, for the values it takes (whole units).
+ * common's {@code cli.DurationConverter} reads back, for the values it takes (whole units).
  */
 public final class DurationText {
 

@@ -1,7 +1,8 @@
-package io.satoken.common.cli;
+package io.satoken.common.text;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.satoken.common.cli.DurationConverter;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
