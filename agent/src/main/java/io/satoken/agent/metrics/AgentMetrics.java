@@ -30,29 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
 
 /**
- * The agent's Prometheus metrics, in one place so their names and labels read as one table:
- *
- * <pre>
- * satoken_token_requests_total{result=success|retryable|refused}  TokenRequest calls
- * satoken_token_request_duration_seconds (histogram)                TokenRequest latency
- * satoken_token_cache_total{result=hit|miss}                        token lookups
- * satoken_token_refreshes_total{result=success|failure}             refreshes of a served token
- * satoken_token_soonest_expiry_seconds                              until the soonest token expires (absent: none)
- * satoken_file_writes_total{result=success|failure}                 token files (re)written
- * satoken_projections{state=pending|ready|refresh_failing|failed}   token files by state
- * satoken_projections_invalid_total{source=config}                  rejected configs
- * satoken_csi_publish_seconds{result=success|invalid_argument|...}   NodePublishVolume calls (histogram, CSI mode)
- * satoken_csi_volumes                                               CSI volumes published on this node (CSI mode)
- * satoken_token_clock_skew_seconds                                  last token's iat minus local time
- * satoken_token_clock_skew_total                                    tokens issued in the local future
- * satoken_events_total{result=created|failed}                       Kubernetes Events sent
- * satoken_config_reloads_total{result=success|failure}              static-config reloads
- * satoken_token_not_reread_total                                    consumers reported not re-reading (ReadMetrics)
- * satoken_token_files_not_reread                                    files whose consumer still holds an old token
- * satoken_token_expiring_unread_total                               consumers still not re-reading near expiry (ReadMetrics)
- * satoken_token_files_expiring_unread                               files whose consumer holds a token about to expire
- * satoken_reload_signals_total{result}                              reload signals after rotations (ReloadNotifier)
- * </pre>
+ * The agent's Prometheus metrics. Their names, labels and meaning are listed once, in docs/operations.md ("Metrics
+ * and alerts"), which {@code AgentScrapeConventionsTest} reads as its contract: every family there is served with its
+ * label values, and nothing is served that is not there.
  *
  * <p>Every documented label value is registered at 0 when its metric is, so a rate or an alert over it has a
  * series from the first scrape. The soonest-expiry gauge has no honest value while no token is held, and is

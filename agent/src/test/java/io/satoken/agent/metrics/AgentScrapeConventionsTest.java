@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.satoken.agent.config.AgentConfigParser;
 import io.satoken.agent.runtime.AgentRuntime;
+import io.satoken.agent.runtime.TokenConfinement;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.common.testing.DocumentedMetric;
+import io.satoken.common.testing.OperationsMetrics;
 import io.satoken.common.testing.PrometheusText;
 import io.satoken.common.testing.ScrapeConventionsContract;
 import java.net.InetSocketAddress;
@@ -15,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,27 +30,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class AgentScrapeConventionsTest extends ScrapeConventionsContract {
 
-    /** docs/operations.md's table of the agent's metrics. */
-    static final List<DocumentedMetric> DOCUMENTED = List.of(
-            new DocumentedMetric("satoken_token_requests_total", "counter", "result", List.of("refused", "retryable", "success")),
-            new DocumentedMetric("satoken_token_request_duration_seconds", "histogram", null, List.of()),
-            new DocumentedMetric("satoken_token_cache_total", "counter", "result", List.of("hit", "miss")),
-            new DocumentedMetric("satoken_token_refreshes_total", "counter", "result", List.of("failure", "success")),
-            new DocumentedMetric("satoken_file_writes_total", "counter", "result", List.of("failure", "success")),
-            new DocumentedMetric("satoken_projections", "gauge", "state", List.of("failed", "pending", "ready", "refresh_failing")),
-            new DocumentedMetric("satoken_projections_invalid_total", "counter", "source", List.of("config")),
-            new DocumentedMetric("satoken_csi_publish_seconds", "histogram", "result", AgentMetrics.CSI_RESULTS.stream().sorted()
-                    .toList()),
-            new DocumentedMetric("satoken_csi_volumes", "gauge", null, List.of()),
-            new DocumentedMetric("satoken_token_clock_skew_seconds", "gauge", null, List.of()),
-            new DocumentedMetric("satoken_token_clock_skew_total", "counter", null, List.of()),
-            new DocumentedMetric("satoken_events_total", "counter", "result", List.of("created", "failed")),
-            new DocumentedMetric("satoken_config_reloads_total", "counter", "result", List.of("failure", "success")),
-            new DocumentedMetric("satoken_token_not_reread_total", "counter", null, List.of()),
-            new DocumentedMetric("satoken_token_files_not_reread", "gauge", null, List.of()),
-            new DocumentedMetric("satoken_token_expiring_unread_total", "counter", null, List.of()),
-            new DocumentedMetric("satoken_token_files_expiring_unread", "gauge", null, List.of()),
-            new DocumentedMetric("satoken_read_watched_directories", "gauge", null, List.of()));
+    /**
+     * docs/operations.md's families that a fresh agent in this test's configuration does not serve yet, and why; every
+     * other family in the page's table must be served from the first scrape.
+     */
+    static final Map<String, String> NOT_SERVED_YET = Map.of(
+            AgentMetrics.SOONEST_EXPIRY, "absent while no token is held (the page says so)",
+            TokenConfinement.METRIC, "the check reads the webhook registrations: this agent has no API client",
+            "satoken_reload_signals_total", "signals need the pods from the API server: this agent has no API client");
+
+    /** docs/operations.md's table of the agent's metrics, as the page has it. */
+    static final List<DocumentedMetric> DOCUMENTED = OperationsMetrics.table(OperationsMetrics.PAGE, "### Agent");
 
     private static AgentRuntime agent;
     private static PrometheusText scrape;
@@ -74,16 +67,13 @@ class AgentScrapeConventionsTest extends ScrapeConventionsContract {
     }
 
     @Override
-    protected List<DocumentedMetric> documented() {
+    protected List<DocumentedMetric> page() {
         return DOCUMENTED;
     }
 
-    /** Every satoken_ family the agent serves is in docs/operations.md's table: nothing undocumented. */
-    @Test
-    void everyServedSatokenMetric_isDocumented() {
-        List<String> documented = DOCUMENTED.stream().map(DocumentedMetric::family).toList();
-        assertThat(scrape.families().keySet().stream().filter(n -> n.startsWith("satoken_"))
-                .filter(n -> !n.endsWith("_max"))).isSubsetOf(documented);
+    @Override
+    protected Map<String, String> notServedYet() {
+        return NOT_SERVED_YET;
     }
 
     /** No token held: the soonest expiry is left out, not NaN and not a 0 that reads as "expiring now". */
