@@ -15,13 +15,14 @@ import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.ServerCalls;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
-import io.satoken.agent.csi.CsiMethods;
 import io.satoken.agent.csi.CsiServer;
 import io.satoken.agent.csi.wire.InfoRequest;
 import io.satoken.agent.csi.wire.NodeGetCapabilitiesRequest;
 import io.satoken.agent.csi.wire.NodeGetInfoRequest;
+import io.satoken.agent.csi.wire.NodeGrpc;
 import io.satoken.agent.csi.wire.NodePublishVolumeRequest;
 import io.satoken.agent.csi.wire.PluginInfo;
+import io.satoken.agent.csi.wire.RegistrationGrpc;
 import io.satoken.agent.csi.wire.RegistrationStatus;
 import io.satoken.agent.testing.KubeletCsiClient;
 import java.io.IOException;
@@ -118,8 +119,8 @@ final class BurstKubelet implements AutoCloseable {
         Path socket = dir.resolve("w.sock");
         Server server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollServerDomainSocketChannel.class).bossEventLoopGroup(loop).workerEventLoopGroup(loop)
-                .addService(ServerServiceDefinition.builder(CsiMethods.GET_INFO.getServiceName())
-                        .addMethod(CsiMethods.GET_INFO, ServerCalls.asyncUnaryCall((request, answer) -> {
+                .addService(ServerServiceDefinition.builder(RegistrationGrpc.SERVICE_NAME)
+                        .addMethod(RegistrationGrpc.getGetInfoMethod(), ServerCalls.asyncUnaryCall((request, answer) -> {
                             answer.onNext(PluginInfo.getDefaultInstance());
                             answer.onCompleted();
                         }))
@@ -127,7 +128,7 @@ final class BurstKubelet implements AutoCloseable {
                 .build().start();
         try {
             ManagedChannel channel = KubeletCsiClient.channel(socket, loop);
-            KubeletCsiClient.call(channel, CsiMethods.GET_INFO, InfoRequest.getDefaultInstance(),
+            KubeletCsiClient.call(channel, RegistrationGrpc.getGetInfoMethod(), InfoRequest.getDefaultInstance(),
                     Deadline.after(10, TimeUnit.SECONDS)).whenComplete((r, e) -> channel.shutdown()).join();
         } finally {
             server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -159,7 +160,7 @@ final class BurstKubelet implements AutoCloseable {
             }
             Thread.sleep(10);
         }
-        PluginInfo info = call(registrationSocket, CsiMethods.GET_INFO, InfoRequest.getDefaultInstance(),
+        PluginInfo info = call(registrationSocket, RegistrationGrpc.getGetInfoMethod(), InfoRequest.getDefaultInstance(),
                 Deadline.after(10, TimeUnit.SECONDS)).join();
         firstAnswer = System.nanoTime();
         if (!"CSIPlugin".equals(info.getType()) || !DRIVER.equals(info.getName())
@@ -167,9 +168,9 @@ final class BurstKubelet implements AutoCloseable {
                 || info.getSupportedVersionsList().stream().noneMatch(v -> v.startsWith("1."))) {
             throw new IllegalStateException("the kubelet would refuse the plugin: " + info);
         }
-        String nodeId = call(csiSocket, CsiMethods.NODE_GET_INFO, NodeGetInfoRequest.getDefaultInstance(),
+        String nodeId = call(csiSocket, NodeGrpc.getNodeGetInfoMethod(), NodeGetInfoRequest.getDefaultInstance(),
                 Deadline.after(CSI_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).join().getNodeId();
-        call(registrationSocket, CsiMethods.NOTIFY_REGISTRATION_STATUS,
+        call(registrationSocket, RegistrationGrpc.getNotifyRegistrationStatusMethod(),
                 RegistrationStatus.newBuilder().setPluginRegistered(true).build(),
                 Deadline.after(10, TimeUnit.SECONDS)).join();
         return nodeId;
@@ -231,7 +232,7 @@ final class BurstKubelet implements AutoCloseable {
     private CompletableFuture<?> capabilities(Deadline deadline) {
         capabilityCalls.incrementAndGet();
         long sent = System.nanoTime();
-        return call(csiSocket, CsiMethods.NODE_GET_CAPABILITIES, NodeGetCapabilitiesRequest.getDefaultInstance(),
+        return call(csiSocket, NodeGrpc.getNodeGetCapabilitiesMethod(), NodeGetCapabilitiesRequest.getDefaultInstance(),
                 deadline).whenComplete((answer, error) -> capabilityCallTimes.add(new Call(sent, System.nanoTime(),
                         error == null ? Status.Code.OK : Status.fromThrowable(error).getCode())));
     }
@@ -240,7 +241,7 @@ final class BurstKubelet implements AutoCloseable {
         int now = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(now, Math::max);
         long sent = System.nanoTime();
-        return call(csiSocket, CsiMethods.NODE_PUBLISH_VOLUME, request, deadline).handle((answer, error) -> {
+        return call(csiSocket, NodeGrpc.getNodePublishVolumeMethod(), request, deadline).handle((answer, error) -> {
             long answered = System.nanoTime();
             inFlight.decrementAndGet();
             publishCalls.add(new Call(sent, answered, error == null ? Status.Code.OK : Status.fromThrowable(error).getCode()));

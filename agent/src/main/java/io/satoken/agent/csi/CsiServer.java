@@ -13,11 +13,14 @@ import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.ServerCalls;
 import io.satoken.agent.csi.wire.GetPluginCapabilitiesResponse;
 import io.satoken.agent.csi.wire.GetPluginInfoResponse;
+import io.satoken.agent.csi.wire.IdentityGrpc;
 import io.satoken.agent.csi.wire.NodeGetCapabilitiesResponse;
 import io.satoken.agent.csi.wire.NodeGetInfoResponse;
+import io.satoken.agent.csi.wire.NodeGrpc;
 import io.satoken.agent.csi.wire.NodeUnpublishVolumeResponse;
 import io.satoken.agent.csi.wire.PluginInfo;
 import io.satoken.agent.csi.wire.ProbeResponse;
+import io.satoken.agent.csi.wire.RegistrationGrpc;
 import io.satoken.agent.csi.wire.RegistrationStatusResponse;
 import io.satoken.common.kube.Failures;
 import io.satoken.common.projection.CsiVolumeAttributes;
@@ -171,26 +174,26 @@ public final class CsiServer implements AutoCloseable {
     }
 
     private ServerServiceDefinition identity() {
-        return ServerServiceDefinition.builder(CsiMethods.IDENTITY)
-                .addMethod(CsiMethods.GET_PLUGIN_INFO, answer(request -> GetPluginInfoResponse.newBuilder()
+        return ServerServiceDefinition.builder(IdentityGrpc.SERVICE_NAME)
+                .addMethod(IdentityGrpc.getGetPluginInfoMethod(), answer(request -> GetPluginInfoResponse.newBuilder()
                         .setName(DRIVER).setVendorVersion(version).build()))
                 // no Controller service: the volumes are inline, nothing is provisioned or attached
-                .addMethod(CsiMethods.GET_PLUGIN_CAPABILITIES,
+                .addMethod(IdentityGrpc.getGetPluginCapabilitiesMethod(),
                         answer(request -> GetPluginCapabilitiesResponse.getDefaultInstance()))
-                .addMethod(CsiMethods.PROBE, answer(request -> ProbeResponse.newBuilder()
+                .addMethod(IdentityGrpc.getProbeMethod(), answer(request -> ProbeResponse.newBuilder()
                         .setReady(BoolValue.of(true)).build()))
                 .build();
     }
 
     private ServerServiceDefinition node() {
-        return ServerServiceDefinition.builder(CsiMethods.NODE)
+        return ServerServiceDefinition.builder(NodeGrpc.SERVICE_NAME)
                 // no STAGE_UNSTAGE_VOLUME: the kubelet calls NodePublishVolume directly
-                .addMethod(CsiMethods.NODE_GET_CAPABILITIES,
+                .addMethod(NodeGrpc.getNodeGetCapabilitiesMethod(),
                         answer(request -> NodeGetCapabilitiesResponse.getDefaultInstance()))
-                .addMethod(CsiMethods.NODE_GET_INFO, answer(request -> NodeGetInfoResponse.newBuilder()
+                .addMethod(NodeGrpc.getNodeGetInfoMethod(), answer(request -> NodeGetInfoResponse.newBuilder()
                         .setNodeId(nodeName).build()))
-                .addMethod(CsiMethods.NODE_PUBLISH_VOLUME, ServerCalls.asyncUnaryCall(new PublishCall(volumes, publishes)::answer))
-                .addMethod(CsiMethods.NODE_UNPUBLISH_VOLUME, answer(request -> {
+                .addMethod(NodeGrpc.getNodePublishVolumeMethod(), ServerCalls.asyncUnaryCall(new PublishCall(volumes, publishes)::answer))
+                .addMethod(NodeGrpc.getNodeUnpublishVolumeMethod(), answer(request -> {
                     volumes.unpublish(request.getVolumeId(), request.getTargetPath());
                     return NodeUnpublishVolumeResponse.getDefaultInstance();
                 }))
@@ -198,11 +201,11 @@ public final class CsiServer implements AutoCloseable {
     }
 
     private ServerServiceDefinition registrationService() {
-        return ServerServiceDefinition.builder(CsiMethods.REGISTRATION)
-                .addMethod(CsiMethods.GET_INFO, answer(request -> PluginInfo.newBuilder()
+        return ServerServiceDefinition.builder(RegistrationGrpc.SERVICE_NAME)
+                .addMethod(RegistrationGrpc.getGetInfoMethod(), answer(request -> PluginInfo.newBuilder()
                         .setType("CSIPlugin").setName(DRIVER).setEndpoint(csiSocket.toString())
                         .addSupportedVersions(CSI_VERSION).build()))
-                .addMethod(CsiMethods.NOTIFY_REGISTRATION_STATUS, answer(status -> {
+                .addMethod(RegistrationGrpc.getNotifyRegistrationStatusMethod(), answer(status -> {
                     registered.set(status.getPluginRegistered());
                     if (status.getPluginRegistered()) {
                         log.info("the kubelet registered CSI driver {}", DRIVER);

@@ -1,5 +1,8 @@
 package io.satoken.agent.csi;
 
+import io.satoken.agent.csi.wire.IdentityGrpc;
+import io.satoken.agent.csi.wire.NodeGrpc;
+import io.satoken.agent.csi.wire.RegistrationGrpc;
 import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
@@ -150,7 +153,7 @@ class CsiServerTest {
             KubeletTokenJson kubelet = new KubeletTokenJson();
             IssuedToken token = kubelet.token(WEB, "vault", clock.instant().truncatedTo(ChronoUnit.SECONDS), 600);
 
-            csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
+            csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-1", target(),
                     PodInfo.attributes(WEB, "audience", "vault")).toBuilder()
                     .putSecrets(KubeletTokenJson.KEY, KubeletTokenJson.json(Map.of("vault", token))).build());
 
@@ -169,7 +172,7 @@ class CsiServerTest {
 
     @Test
     void getPluginInfo_namesTheDriverAndTheAgentsVersion() {
-        GetPluginInfoResponse info = csi.call(CsiMethods.GET_PLUGIN_INFO, GetPluginInfoRequest.getDefaultInstance());
+        GetPluginInfoResponse info = csi.call(IdentityGrpc.getGetPluginInfoMethod(), GetPluginInfoRequest.getDefaultInstance());
 
         assertThat(info.getName()).isEqualTo("tokens.satoken.io");
         assertThat(info.getVendorVersion()).isEqualTo("1.2.3");
@@ -177,7 +180,7 @@ class CsiServerTest {
 
     @Test
     void probe_isReady() {
-        ProbeResponse probe = csi.call(CsiMethods.PROBE, ProbeRequest.getDefaultInstance());
+        ProbeResponse probe = csi.call(IdentityGrpc.getProbeMethod(), ProbeRequest.getDefaultInstance());
 
         assertThat(probe.hasReady()).isTrue();
         assertThat(probe.getReady().getValue()).isTrue();
@@ -186,15 +189,15 @@ class CsiServerTest {
     @Test
     void capabilities_areNone_noControllerAndNoStaging() {
         // no bytes on the wire is what the kubelet decodes as an empty capabilities list
-        assertThat(csi.call(CsiMethods.GET_PLUGIN_CAPABILITIES, GetPluginCapabilitiesRequest.getDefaultInstance())
+        assertThat(csi.call(IdentityGrpc.getGetPluginCapabilitiesMethod(), GetPluginCapabilitiesRequest.getDefaultInstance())
                 .toByteString()).isEmpty();
-        assertThat(csi.call(CsiMethods.NODE_GET_CAPABILITIES, NodeGetCapabilitiesRequest.getDefaultInstance())
+        assertThat(csi.call(NodeGrpc.getNodeGetCapabilitiesMethod(), NodeGetCapabilitiesRequest.getDefaultInstance())
                 .toByteString()).isEmpty();
     }
 
     @Test
     void nodeGetInfo_isTheNodeName() {
-        NodeGetInfoResponse info = csi.call(CsiMethods.NODE_GET_INFO, NodeGetInfoRequest.getDefaultInstance());
+        NodeGetInfoResponse info = csi.call(NodeGrpc.getNodeGetInfoMethod(), NodeGetInfoRequest.getDefaultInstance());
 
         assertThat(info.getNodeId()).isEqualTo("node-a");
         assertThat(info.getMaxVolumesPerNode()).as("no limit").isZero();
@@ -202,7 +205,7 @@ class CsiServerTest {
 
     @Test
     void registrationGetInfo_pointsTheKubeletAtTheCsiSocket() {
-        PluginInfo info = registration.call(CsiMethods.GET_INFO, InfoRequest.getDefaultInstance());
+        PluginInfo info = registration.call(RegistrationGrpc.getGetInfoMethod(), InfoRequest.getDefaultInstance());
 
         assertThat(info.getType()).isEqualTo("CSIPlugin");
         assertThat(info.getName()).isEqualTo("tokens.satoken.io");
@@ -214,29 +217,29 @@ class CsiServerTest {
     void notifyRegistrationStatus_setsRegistered() {
         assertThat(server.registered()).isFalse();
 
-        registration.call(CsiMethods.NOTIFY_REGISTRATION_STATUS,
+        registration.call(RegistrationGrpc.getNotifyRegistrationStatusMethod(),
                 RegistrationStatus.newBuilder().setPluginRegistered(true).build());
         assertThat(server.registered()).isTrue();
 
-        registration.call(CsiMethods.NOTIFY_REGISTRATION_STATUS, RegistrationStatus.newBuilder()
+        registration.call(RegistrationGrpc.getNotifyRegistrationStatusMethod(), RegistrationStatus.newBuilder()
                 .setPluginRegistered(false).setError("driver name tokens.satoken.io already registered").build());
         assertThat(server.registered()).isFalse();
     }
 
     @Test
     void publishAndUnpublish_overTheSocket() throws Exception {
-        csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
+        csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-1", target(),
                 PodInfo.attributes(WEB, "audience", "vault")));
 
         // the answer comes once the file is written
         assertThat(target().resolve("token")).hasContent("token-1");
         assertThat(mounter.mounted()).containsExactly(target());
 
-        csi.call(CsiMethods.NODE_UNPUBLISH_VOLUME, CsiClient.unpublishRequest("csi-1", target()));
+        csi.call(NodeGrpc.getNodeUnpublishVolumeMethod(), CsiClient.unpublishRequest("csi-1", target()));
         assertThat(mounter.mounted()).isEmpty();
         assertThat(target()).doesNotExist();
         // the kubelet retries an unpublish it did not see answered
-        csi.call(CsiMethods.NODE_UNPUBLISH_VOLUME, CsiClient.unpublishRequest("csi-1", target()));
+        csi.call(NodeGrpc.getNodeUnpublishVolumeMethod(), CsiClient.unpublishRequest("csi-1", target()));
         assertThat(publishResults).containsExactly("success");
     }
 
@@ -248,8 +251,8 @@ class CsiServerTest {
         NodePublishVolumeRequest none = block.toBuilder().clearVolumeCapability().build();
         String description = "volume_capability: must be a mount volume; tokens.satoken.io has no block volumes";
 
-        assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, block), Status.Code.INVALID_ARGUMENT, description);
-        assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, none), Status.Code.INVALID_ARGUMENT, description);
+        assertStatus(() -> csi.call(NodeGrpc.getNodePublishVolumeMethod(), block), Status.Code.INVALID_ARGUMENT, description);
+        assertStatus(() -> csi.call(NodeGrpc.getNodePublishVolumeMethod(), none), Status.Code.INVALID_ARGUMENT, description);
         assertThat(mounter.mountCalls()).isEmpty();
         assertThat(publishResults).containsExactly("invalid_argument", "invalid_argument");
     }
@@ -261,7 +264,7 @@ class CsiServerTest {
         NodePublishVolumeRequest writable = CsiClient.publishRequest("csi-1", target(), PodInfo.attributes(WEB))
                 .toBuilder().setReadonly(false).build();
 
-        assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, writable), Status.Code.INVALID_ARGUMENT,
+        assertStatus(() -> csi.call(NodeGrpc.getNodePublishVolumeMethod(), writable), Status.Code.INVALID_ARGUMENT,
                 "csi.readOnly: must be true: tokens.satoken.io volumes are read-only for the pod; set readOnly: true"
                         + " on the pod's csi volume");
         assertThat(mounter.mountCalls()).isEmpty();
@@ -272,7 +275,7 @@ class CsiServerTest {
     @Test
     void publish_badAttributes_isInvalidArgumentNamingTheAttribute() {
         // PV-4: what the kubelet puts in the pod's FailedMount Event
-        assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
+        assertStatus(() -> csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-1", target(),
                         PodInfo.attributes(WEB, "expirationSeconds", "60", "audiences", "vault"))),
                 Status.Code.INVALID_ARGUMENT, "volumeAttributes.audiences: unknown attribute; the attributes are"
                         + " audience, expirationSeconds, path, projections, reloadContainer, reloadSignal;"
@@ -285,7 +288,7 @@ class CsiServerTest {
     void publish_firstTokenRequestFailing_answersTheReason() {
         source.failNext(TokenSourceException.permanent("HTTP 403: serviceaccounts \"app\" is forbidden", null));
 
-        assertThatThrownBy(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
+        assertThatThrownBy(() -> csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-1", target(),
                 PodInfo.attributes(WEB)))).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
                     assertThat(e.getStatus().getDescription()).startsWith("first token of the volume: ").contains("shop/app")
@@ -299,7 +302,7 @@ class CsiServerTest {
     void publish_podMissing_isNotFound() {
         pods.remove("shop", "web-0");
 
-        assertStatus(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-1", target(),
+        assertStatus(() -> csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-1", target(),
                 PodInfo.attributes(WEB))), Status.Code.NOT_FOUND, "pod shop/web-0 (uid \"" + UID + "\") does not exist");
     }
 
@@ -323,7 +326,7 @@ class CsiServerTest {
 
     @Test
     void registrationSocket_servesOnlyRegistration() {
-        assertThatThrownBy(() -> registration.call(CsiMethods.NODE_GET_INFO, NodeGetInfoRequest.getDefaultInstance()))
+        assertThatThrownBy(() -> registration.call(NodeGrpc.getNodeGetInfoMethod(), NodeGetInfoRequest.getDefaultInstance()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED));
     }
@@ -358,7 +361,7 @@ class CsiServerTest {
         server.start();
 
         try (CsiClient again = new CsiClient(server.registrationSocket())) {
-            assertThat(again.call(CsiMethods.GET_INFO, InfoRequest.getDefaultInstance()).getName())
+            assertThat(again.call(RegistrationGrpc.getGetInfoMethod(), InfoRequest.getDefaultInstance()).getName())
                     .isEqualTo("tokens.satoken.io");
         }
     }

@@ -19,11 +19,12 @@ import io.kubernetes.client.openapi.models.V1TokenReview;
 import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1Volume;
-import io.satoken.agent.csi.CsiMethods;
 import io.satoken.agent.csi.CsiServer;
 import io.satoken.agent.csi.TmpfsMounter;
 import io.satoken.agent.csi.wire.InfoRequest;
+import io.satoken.agent.csi.wire.NodeGrpc;
 import io.satoken.agent.csi.wire.PluginInfo;
+import io.satoken.agent.csi.wire.RegistrationGrpc;
 import io.satoken.agent.csi.wire.RegistrationStatus;
 import io.satoken.common.kube.RateLimiter;
 import io.satoken.agent.config.AgentConfigParser;
@@ -114,13 +115,13 @@ class CsiModeIT {
     void registration_pointsTheKubeletAtTheCsiSocket_andMakesTheAgentReady() throws Exception {
         assertThat(readyz()).as("ready before the kubelet registered the driver?").isEqualTo(503);
 
-        PluginInfo info = registration.call(CsiMethods.GET_INFO, InfoRequest.getDefaultInstance());
+        PluginInfo info = registration.call(RegistrationGrpc.getGetInfoMethod(), InfoRequest.getDefaultInstance());
         assertThat(info.getType()).isEqualTo("CSIPlugin");
         assertThat(info.getName()).isEqualTo("tokens.satoken.io");
         assertThat(info.getEndpoint()).isEqualTo(kubeletDir.resolve("plugins/tokens.satoken.io/csi.sock").toString());
         assertThat(info.getSupportedVersionsList()).containsExactly("1.0.0");
 
-        registration.call(CsiMethods.NOTIFY_REGISTRATION_STATUS,
+        registration.call(RegistrationGrpc.getNotifyRegistrationStatusMethod(),
                 RegistrationStatus.newBuilder().setPluginRegistered(true).build());
         assertThat(readyz()).isEqualTo(200);
     }
@@ -131,7 +132,7 @@ class CsiModeIT {
         PodIdentity identity = identityOf(pod);
         Path target = target(identity, "vault");
 
-        csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-web-vault", target,
+        csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-web-vault", target,
                 PodInfo.attributes(identity, "audience", "vault", "path", "vault/token")));
 
         assertThat(new TmpfsMounter().isMounted(target)).as("a tmpfs of ours at the target").isTrue();
@@ -161,7 +162,7 @@ class CsiModeIT {
             assertThat(Files.getAttribute(dir, "unix:gid")).as("%s", dir).isEqualTo(2000);
         }
 
-        csi.call(CsiMethods.NODE_UNPUBLISH_VOLUME, CsiClient.unpublishRequest("csi-web-vault", target));
+        csi.call(NodeGrpc.getNodeUnpublishVolumeMethod(), CsiClient.unpublishRequest("csi-web-vault", target));
 
         assertThat(new TmpfsMounter().isMounted(target)).isFalse();
         assertThat(target).doesNotExist();
@@ -174,7 +175,7 @@ class CsiModeIT {
         PodIdentity stale = new PodIdentity(namespace, "replaced", "00000000-0000-0000-0000-000000000000", "app");
         Path target = target(stale, "tokens");
 
-        assertThatThrownBy(() -> csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-replaced",
+        assertThatThrownBy(() -> csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-replaced",
                 target, PodInfo.attributes(stale, "audience", "vault"))))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
@@ -187,7 +188,7 @@ class CsiModeIT {
     void restart_resumesAPublishedVolume_withoutATokenRequest() throws Exception {
         PodIdentity identity = identityOf(createPod("steady"));
         Path target = target(identity, "tokens");
-        csi.call(CsiMethods.NODE_PUBLISH_VOLUME, CsiClient.publishRequest("csi-steady", target,
+        csi.call(NodeGrpc.getNodePublishVolumeMethod(), CsiClient.publishRequest("csi-steady", target,
                 PodInfo.attributes(identity, "audience", "vault")));
         String before = Files.readString(target.resolve("token"));
 
@@ -204,7 +205,7 @@ class CsiModeIT {
                 "satoken_token_requests_total{result=\"refused\"} 0.0");
         assertThat(Files.readString(target.resolve("token"))).isEqualTo(before);
         // the kubelet does not publish again; it unpublishes when the pod goes
-        csi.call(CsiMethods.NODE_UNPUBLISH_VOLUME, CsiClient.unpublishRequest("csi-steady", target));
+        csi.call(NodeGrpc.getNodeUnpublishVolumeMethod(), CsiClient.unpublishRequest("csi-steady", target));
         assertThat(mountPointsUnder(kubeletDir)).isEmpty();
     }
 

@@ -18,13 +18,14 @@ import io.grpc.stub.StreamObserver;
 import io.kubernetes.client.openapi.models.V1CSIVolumeSource;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
-import io.satoken.agent.csi.CsiMethods;
 import io.satoken.agent.csi.CsiServer;
 import io.satoken.agent.csi.wire.InfoRequest;
 import io.satoken.agent.csi.wire.NodeGetInfoRequest;
+import io.satoken.agent.csi.wire.NodeGrpc;
 import io.satoken.agent.csi.wire.NodePublishVolumeRequest;
 import io.satoken.agent.csi.wire.NodeUnpublishVolumeRequest;
 import io.satoken.agent.csi.wire.PluginInfo;
+import io.satoken.agent.csi.wire.RegistrationGrpc;
 import io.satoken.agent.csi.wire.RegistrationStatus;
 import io.satoken.agent.csi.wire.VolumeCapability;
 import io.satoken.common.testing.MountTable;
@@ -139,7 +140,7 @@ public final class KubeletCsiClient implements AutoCloseable {
             PluginInfo info = null;
             while (info == null) {
                 try {
-                    info = Files.exists(socket) ? await(call(registration, CsiMethods.GET_INFO,
+                    info = Files.exists(socket) ? await(call(registration, RegistrationGrpc.getGetInfoMethod(),
                             InfoRequest.getDefaultInstance(), Duration.ofSeconds(5))) : null;
                 } catch (StatusRuntimeException e) {
                     if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || Instant.now().isAfter(deadline)) {
@@ -164,14 +165,14 @@ public final class KubeletCsiClient implements AutoCloseable {
                     : info.getSupportedVersionsList().stream().noneMatch(v -> v.startsWith("1."))
                             ? "versions " + info.getSupportedVersionsList() + ", none 1.x" : null;
             if (refused != null) {
-                await(call(registration, CsiMethods.NOTIFY_REGISTRATION_STATUS, RegistrationStatus.newBuilder()
+                await(call(registration, RegistrationGrpc.getNotifyRegistrationStatusMethod(), RegistrationStatus.newBuilder()
                         .setPluginRegistered(false).setError(refused).build(), CALL_TIMEOUT));
                 throw new AssertionError("the kubelet would refuse the plugin: " + refused);
             }
             csi.resetConnectBackoff(); // the plugin may be a new process on the same socket, as after a restart
-            String nodeId = await(call(csi, CsiMethods.NODE_GET_INFO, NodeGetInfoRequest.getDefaultInstance(),
+            String nodeId = await(call(csi, NodeGrpc.getNodeGetInfoMethod(), NodeGetInfoRequest.getDefaultInstance(),
                     CALL_TIMEOUT)).getNodeId();
-            await(call(registration, CsiMethods.NOTIFY_REGISTRATION_STATUS,
+            await(call(registration, RegistrationGrpc.getNotifyRegistrationStatusMethod(),
                     RegistrationStatus.newBuilder().setPluginRegistered(true).build(), CALL_TIMEOUT));
             return new Registration(info.getName(), info.getEndpoint(), info.getSupportedVersionsList(), nodeId);
         } finally {
@@ -221,7 +222,7 @@ public final class KubeletCsiClient implements AutoCloseable {
             return CompletableFuture.failedFuture(new UncheckedIOException(e));
         }
         NodePublishVolumeRequest request = publishRequest(pod, volume, target);
-        return call(csi, CsiMethods.NODE_PUBLISH_VOLUME, request, CALL_TIMEOUT).thenApply(answer -> target);
+        return call(csi, NodeGrpc.getNodePublishVolumeMethod(), request, CALL_TIMEOUT).thenApply(answer -> target);
     }
 
     /**
@@ -259,7 +260,7 @@ public final class KubeletCsiClient implements AutoCloseable {
 
     /** NodeUnpublishVolume of the pod's volume, as on the pod's deletion. */
     public void unpublish(V1Pod pod, String volumeName) {
-        await(call(csi, CsiMethods.NODE_UNPUBLISH_VOLUME, NodeUnpublishVolumeRequest.newBuilder()
+        await(call(csi, NodeGrpc.getNodeUnpublishVolumeMethod(), NodeUnpublishVolumeRequest.newBuilder()
                 .setVolumeId(volumeId(pod.getMetadata().getUid(), volumeName))
                 .setTargetPath(targetPath(pod, volumeName).toString()).build(), CALL_TIMEOUT));
     }
