@@ -14,8 +14,8 @@ import io.satoken.agent.token.TokenCache;
 import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.common.cli.DurationConverter;
-import io.satoken.common.text.DurationText;
 import io.satoken.common.cli.LogOptions;
+import io.satoken.common.text.DurationText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -34,9 +34,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code satoken-agent demo}: the whole token pipeline without a cluster. A {@link LocalIssuer} signs

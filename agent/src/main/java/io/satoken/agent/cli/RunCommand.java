@@ -12,11 +12,8 @@ import io.satoken.agent.token.TokenRequestSource;
 import io.satoken.agent.token.TokenSource;
 import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
-import io.satoken.common.cli.ClientAndMetricsOptions;
-import io.satoken.common.cli.LogOptions;
-import io.satoken.common.cli.StartupLine;
+import io.satoken.common.cli.ClusterCommand;
 import io.satoken.common.cli.UsageErrors;
-import io.satoken.common.kube.KubeClients;
 import io.satoken.common.kube.RateLimiter;
 import io.satoken.common.paths.FileErrors;
 import java.io.IOException;
@@ -33,7 +30,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 /**
  * {@code satoken-agent run}: the agent on a real cluster, in CSI mode (DaemonSet), static mode (systemd)
@@ -54,23 +50,18 @@ import picocli.CommandLine;
             "  # JSON logs with debug detail, and fewer TokenRequests a second",
             "  satoken-agent run --config agent.yaml --log-format json --log-level debug \\",
             "      --qps 5 --burst 10"})
-class RunCommand implements Callable<Integer> {
+class RunCommand extends ClusterCommand implements Callable<Integer> {
 
     static final Path IN_CLUSTER_TOKEN = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token");
 
     private static final Logger startLog = LoggerFactory.getLogger(RunCommand.class);
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @CommandLine.Mixin
-    LogOptions logs;
+    RunCommand() {
+        super("127.0.0.1:9810");
+    }
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "The agent's YAML config.")
     Path config;
-
-    @CommandLine.Mixin
-    ClientAndMetricsOptions clientAndMetrics = new ClientAndMetricsOptions("127.0.0.1:9810");
 
     @Option(names = "--node-name", paramLabel = "NAME", defaultValue = "${env:NODE_NAME}",
             description = "This node's name; required in CSI mode (default: $NODE_NAME).")
@@ -86,8 +77,7 @@ class RunCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         logs.apply();
         Checked checked = check();
-        ApiClient client = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
-        startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
+        ApiClient client = startClient(startLog);
         AgentRuntime.Settings settings = new AgentRuntime.Settings(checked.config(), config, checked.configBytes(),
                 nodeName, checked.metricsAddress(), AgentRuntime.defaultAudiences(IN_CLUSTER_TOKEN),
                 BuildVersion.current().version());
@@ -126,7 +116,7 @@ class RunCommand implements Callable<Integer> {
             case NODE_IMPERSONATION:
                 break;
         }
-        ApiClient asNode = NodeImpersonation.asNode(KubeClients.fromFlags(clientAndMetrics.kubeconfig()), nodeName);
+        ApiClient asNode = NodeImpersonation.asNode(client(), nodeName);
         startLog.info("node impersonation: {}", NodeImpersonationProbe.check(NodeImpersonationProbe.api(client, asNode),
                 nodeName));
         return new TokenRequestSource(asNode, limiter);
@@ -161,8 +151,7 @@ class RunCommand implements Callable<Integer> {
         if (parsed != null && parsed.mode().csi() && (nodeName == null || nodeName.isBlank())) {
             errors.add("CSI mode needs this node's name: pass --node-name or set NODE_NAME");
         }
-        clientAndMetrics.checkKubeconfig(errors);
-        UsageErrors.throwIfAny(spec.commandLine(), errors);
+        throwIfAny(errors);
         return new Checked(parsed, bytes, address);
     }
 }

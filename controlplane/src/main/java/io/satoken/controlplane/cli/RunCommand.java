@@ -1,17 +1,13 @@
 package io.satoken.controlplane.cli;
 
 import io.kubernetes.client.openapi.ApiClient;
-import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.cli.CleanExit;
-import io.satoken.common.cli.ClientAndMetricsOptions;
+import io.satoken.common.cli.ClusterCommand;
 import io.satoken.common.cli.DurationConverter;
-import io.satoken.common.text.DurationText;
-import io.satoken.common.cli.LogOptions;
-import io.satoken.common.cli.StartupLine;
 import io.satoken.common.cli.UsageErrors;
-import io.satoken.common.kube.KubeClients;
 import io.satoken.common.kube.RateLimiter;
-import io.satoken.controlplane.webhook.AdmissionWebhook;
+import io.satoken.common.text.DurationText;
+import io.satoken.controlplane.injection.InjectionCheckController;
 import io.satoken.controlplane.jwt.KeyFileException;
 import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;
@@ -20,8 +16,8 @@ import io.satoken.controlplane.rootca.RootCaPublisher;
 import io.satoken.controlplane.runtime.ClientRateLimit;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
-import io.satoken.controlplane.injection.InjectionCheckController;
 import io.satoken.controlplane.tokens.TokensController;
+import io.satoken.controlplane.webhook.AdmissionWebhook;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -35,9 +31,9 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code satoken-controlplane run}: runs the selected controllers until stopped or leadership is lost. Before
@@ -72,21 +68,16 @@ import picocli.CommandLine.Option;
             "  satoken-controlplane run --kube-api-qps=50 --kube-api-burst=100 \\",
             "      --controllers='*,tokens' \\",
             "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key"})
-class RunCommand implements Callable<Integer> {
+class RunCommand extends ClusterCommand implements Callable<Integer> {
 
     /** Where a pod finds the cluster's CA when {@code --root-ca-file} is not given. */
     static final Path IN_CLUSTER_CA = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
 
     private static final Logger startLog = LoggerFactory.getLogger(RunCommand.class);
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @CommandLine.Mixin
-    LogOptions logs;
-
-    @CommandLine.Mixin
-    ClientAndMetricsOptions clientAndMetrics = new ClientAndMetricsOptions("0.0.0.0:10260");
+    RunCommand() {
+        super("0.0.0.0:10260");
+    }
 
     @Option(names = "--controllers", paramLabel = "LIST", defaultValue = "*",
             description = "Controllers to run: serviceaccounts, root-ca, aggregation, tokens, injection-check; '*' for "
@@ -167,11 +158,10 @@ class RunCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         logs.apply();
         Checked checked = check();
-        ApiClient client = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
-        startLog.info(StartupLine.of(spec.root().name(), BuildVersion.current(), client.getBasePath()));
-        ApiClient watchClient = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
+        ApiClient client = startClient(startLog);
+        ApiClient watchClient = client();
         watchClient.setReadTimeout(0); // a watch is one long request
-        ApiClient serviceClient = KubeClients.fromFlags(clientAndMetrics.kubeconfig());
+        ApiClient serviceClient = client();
         // the controllers' requests and their informers' lists and watches share one budget, as in
         // kube-controller-manager; the Lease and the webhook keep theirs out of the controllers' queue
         RateLimiter limiter = new RateLimiter(kubeApiQps, kubeApiBurst, RateLimiter.DEFAULT_MAX_WAIT);
@@ -257,8 +247,7 @@ class RunCommand implements Callable<Integer> {
         if (selected != null && selected.isEmpty() && webhook.address == null) {
             errors.add("--controllers selects no controller and --webhook-address is not given: nothing to run");
         }
-        clientAndMetrics.checkKubeconfig(errors);
-        UsageErrors.throwIfAny(spec.commandLine(), errors);
+        throwIfAny(errors);
         return new Checked(selected, address, tokens ? signer : null, rootCa, webhookSettings);
     }
 

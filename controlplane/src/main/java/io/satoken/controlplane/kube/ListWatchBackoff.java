@@ -1,8 +1,8 @@
 package io.satoken.controlplane.kube;
 
 import io.kubernetes.client.openapi.ApiException;
-import io.satoken.common.text.DurationText;
 import io.satoken.common.kube.Failures;
+import io.satoken.common.text.DurationText;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
