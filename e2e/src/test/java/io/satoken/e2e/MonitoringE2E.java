@@ -73,7 +73,7 @@ class MonitoringE2E {
             throws Exception {
         Map<String, Object> rule = only(ofKind(objects, "PrometheusRule"));
         assertThat(namespace(rule)).isEqualTo(namespace);
-        List<Object> groups = list(map(rule.get("spec")).get("groups"));
+        List<?> groups = list(map(rule.get("spec")).get("groups"));
         assertThat(groups).extracting(g -> map(g).get("name")).containsExactly(group);
         AlertRulesE2E.requirePromtool("MonitoringE2E PrometheusRule " + group);
         Path file = dir.resolve(group + "-rules.yaml");
