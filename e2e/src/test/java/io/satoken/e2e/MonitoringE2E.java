@@ -49,6 +49,7 @@ class MonitoringE2E {
                 .filter(c -> name(c).equals("satoken-dashboard")).toList());
         assertThat(map(map(dashboard.get("metadata")).get("labels"))).containsEntry("grafana_dashboard", "1");
         assertThat(map(dashboard.get("data")).get("satoken-dashboard.json")).isEqualTo(Files.readString(DASHBOARD));
+        assertRulesCheck(dir, objects, "satoken-system", "satoken-agent");
     }
 
     @Test
@@ -61,6 +62,25 @@ class MonitoringE2E {
         for (Map<String, Object> monitor : monitors) {
             assertScrapes(monitor, only(deployments.stream().filter(d -> name(d).equals(name(monitor))).toList()));
         }
+        assertRulesCheck(dir, objects, "satoken-controlplane", "satoken-controlplane");
+    }
+
+    /**
+     * The component renders one PrometheusRule, in its half's namespace, holding the rules group of that name, and
+     * promtool accepts that group as a rules file.
+     */
+    private static void assertRulesCheck(Path dir, List<Map<String, Object>> objects, String namespace, String group)
+            throws Exception {
+        Map<String, Object> rule = only(ofKind(objects, "PrometheusRule"));
+        assertThat(namespace(rule)).isEqualTo(namespace);
+        List<?> groups = list(map(rule.get("spec")).get("groups"));
+        assertThat(groups).extracting(g -> map(g).get("name")).containsExactly(group);
+        AlertRulesE2E.requirePromtool("MonitoringE2E PrometheusRule " + group);
+        Path file = dir.resolve(group + "-rules.yaml");
+        Files.writeString(file, new Yaml().dump(Map.of("groups", groups)));
+        Commands.Result check = Commands.run("promtool-check-" + group, List.of("promtool", "check", "rules",
+                file.toString()));
+        assertThat(check.exit()).as(check.output()).isZero();
     }
 
     @Test

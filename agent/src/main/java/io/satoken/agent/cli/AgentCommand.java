@@ -16,7 +16,7 @@ import picocli.CommandLine.Command;
                 ExplainCommand.class, CommandLine.HelpCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {
-            "  # Without a cluster: a local issuer, three tokens rotated every ~24s, for 60s",
+            "  # Without a cluster: three 30s tokens from a local issuer, for 60s",
             "  satoken-agent demo",
             "  # Check a config and run's flags, then run (as satoken-agent.service does)",
             "  satoken-agent validate --config /etc/satoken/agent.yaml \\",

@@ -2,20 +2,13 @@ package io.satoken.agent.cli;
 
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
-import io.satoken.agent.refresh.Backoff;
 import io.satoken.agent.refresh.ExecutorTaskScheduler;
-import io.satoken.agent.refresh.RefreshListener;
-import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.token.BoundObjectRef;
-import io.satoken.agent.token.IssuedToken;
 import io.satoken.agent.token.LocalIssuer;
-import io.satoken.agent.token.RefreshPolicy;
-import io.satoken.agent.token.TokenCache;
-import io.satoken.agent.token.TokenInfo;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.common.cli.DurationConverter;
-import io.satoken.common.cli.LogOptions;
 import io.satoken.common.text.DurationText;
+import io.satoken.common.cli.LogOptions;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -25,34 +18,38 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 /**
  * {@code satoken-agent demo}: the whole token pipeline without a cluster. A {@link LocalIssuer} signs
  * tokens for a few example audiences; the cache, the refresh scheduler and the atomic writer write and
  * rotate them under {@code DIR/tokens}, and the issuer's public keys go to {@code DIR/jwks.json} so
- * {@code satoken-agent verify} can check them.
+ * {@code satoken-agent verify} can check them. It serves the agent's status endpoint on {@code
+ * DIR/agent-status.sock}, named by {@code DIR/agent.yaml}, so {@code satoken-agent explain} can ask it while it runs;
+ * {@code --stale-reader} adds a reader that never re-reads, which the demo then reports as the agent would.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Runs the token pipeline with a local issuer (no cluster needed).",
                 "Tokens are written under DIR/tokens/<name>/token and rotated at 80%% of their TTL;",
-                "the issuer's public keys are in DIR/jwks.json."},
+                "the issuer's public keys are in DIR/jwks.json.",
+                "While it runs, explain --config DIR/agent.yaml asks it (status socket DIR/agent-status.sock)."},
         footerHeading = "%nExamples:%n",
         footer = {
             "  satoken-agent demo",
             "  # Ten tokens of two minutes, written under /tmp/demo, for five minutes",
             "  satoken-agent demo --dir /tmp/demo --ttl 2m --duration 5m --tokens 10",
+            "  # A reader that never re-reads its token, and what explain says of it",
+            "  satoken-agent demo --dir /tmp/demo --stale-reader",
+            "  satoken-agent explain --config /tmp/demo/agent.yaml \\",
+            "      /tmp/demo/tokens/vault/token",
             "  # Then check one against the issuer's keys",
             "  satoken-agent verify --jwks satoken-demo/jwks.json \\",
             "      --audience vault satoken-demo/tokens/vault/token"})
@@ -66,6 +63,9 @@ final class DemoCommand implements Callable<Integer> {
             new String[] {"db", "postgres"},
             new String[] {"queue", "nats"});
     static final String ISSUER = "https://satoken.demo.invalid";
+    /** Under DIR: the status endpoint's socket, and the config that names it for explain. */
+    static final String STATUS_SOCKET = "agent-status.sock";
+    static final String EXPLAIN_CONFIG = "agent.yaml";
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -90,34 +90,24 @@ final class DemoCommand implements Callable<Integer> {
             description = "How many example tokens, 1..100 (default: ${DEFAULT-VALUE}).")
     int tokens;
 
+    @Option(names = "--stale-reader",
+            description = "Also run a reader that opens the first token once and never again: after that token's "
+                    + "rotation the demo reports it TokenNotReread, as the agent does, and explain shows it.")
+    boolean staleReader;
+
     @Override
     public Integer call() throws Exception {
         logs.apply();
         validate();
         PrintWriter out = spec.commandLine().getOut();
         InstantSource clock = InstantSource.system();
+        // absolute, as the status endpoint names directories and explain matches the path it is given
+        dir = dir.toAbsolutePath().normalize();
         Path tokenDir = directory(dir.resolve("tokens"));
         LocalIssuer issuer = LocalIssuer.generate(ISSUER, clock);
         writeJwks(issuer);
-
-        AtomicInteger writes = new AtomicInteger();
-        AtomicInteger rotations = new AtomicInteger();
-        RefreshListener report = new RefreshListener() {
-            @Override
-            public void written(TokenDirectory d, Projection p, IssuedToken token, boolean rotation) {
-                writes.incrementAndGet();
-                if (rotation) {
-                    rotations.incrementAndGet();
-                }
-                TokenInfo info = TokenInfo.parse(token.token());
-                synchronized (out) {
-                    out.printf("%s %s %s audience=%s expires=%s kid=%s%n", clock.instant().truncatedTo(ChronoUnit.MILLIS),
-                            rotation ? "rotated" : "wrote  ", d.dir().resolve(p.path()), info.audiences(),
-                            info.expiresAt(), info.keyId());
-                    out.flush();
-                }
-            }
-        };
+        Path socket = dir.resolve(STATUS_SOCKET);
+        Path explainConfig = writeExplainConfig(dir, socket);
 
         List<Projection> projections = projections();
         CountDownLatch stop = new CountDownLatch(1);
@@ -136,17 +126,26 @@ final class DemoCommand implements Callable<Integer> {
         out.flush();
         try {
             try (ExecutorTaskScheduler timers = new ExecutorTaskScheduler(clock, 2);
-                    RefreshScheduler scheduler = new RefreshScheduler(
-                            new TokenCache(issuer, RefreshPolicy.standard(), clock), timers,
-                            new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), new Random()), clock, report)) {
-                scheduler.put(new TokenDirectory("demo", tokenDir, projections));
+                    DemoRun run = new DemoRun(issuer, clock, timers, new TokenDirectory("demo", tokenDir, projections),
+                            socket, staleReader, out)) {
+                run.start();
+                if (run.serving()) {
+                    synchronized (out) {
+                        out.printf("%s: while it runs, ask it what it keeps for a file, from another shell:%n"
+                                + "  %s%n", spec.qualifiedName(), explainCommand(explainConfig, run.firstFile()));
+                        out.flush();
+                    }
+                }
                 stop.await(duration.toMillis(), TimeUnit.MILLISECONDS);
+                synchronized (out) {
+                    out.printf("%s: done, %d write(s), %d rotation(s)%s. Check a token with:%n"
+                            + "  agent/bin/satoken-agent verify --jwks %s --audience %s %s%n",
+                            spec.qualifiedName(), run.writes(), run.rotations(),
+                            staleReader ? ", " + run.notReread() + " TokenNotReread" : "", dir.resolve("jwks.json"),
+                            EXAMPLES.get(0)[1], run.firstFile());
+                    out.flush();
+                }
             }
-            out.printf("%s: done, %d write(s), %d rotation(s). Check a token with:%n"
-                    + "  agent/bin/satoken-agent verify --jwks %s --audience %s %s%n",
-                    spec.qualifiedName(), writes.get(), rotations.get(), dir.resolve("jwks.json"), EXAMPLES.get(0)[1],
-                    tokenDir.resolve(projections.get(0).path()));
-            out.flush();
         } finally {
             stopped.countDown(); // after the summary: on Ctrl-C the hook ends the JVM as soon as this opens
             try {
@@ -156,6 +155,29 @@ final class DemoCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** The command that asks the demo's status endpoint about {@code file}. */
+    static String explainCommand(Path config, Path file) {
+        return "agent/bin/satoken-agent explain --config " + config + " " + file;
+    }
+
+    /**
+     * The config {@code explain --config} reads to find the demo's status socket, written whole to {@code
+     * DIR/agent.yaml}. explain reads only its {@code statusSocket}; {@code mode} is there because a config must
+     * have one.
+     */
+    static Path writeExplainConfig(Path dir, Path socket) throws IOException {
+        String yaml = "# Written by satoken-agent demo, only so that explain finds the demo's status socket:\n"
+                + "#   satoken-agent explain --config " + dir.resolve(EXPLAIN_CONFIG) + " FILE\n"
+                + "# Not a config to run an agent with.\n"
+                + "mode: csi\n"
+                + "statusSocket: " + socket + "\n";
+        Path tmp = Files.createTempFile(dir, ".agent", ".tmp");
+        Files.writeString(tmp, yaml);
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
+        return Files.move(tmp, dir.resolve(EXPLAIN_CONFIG), StandardCopyOption.ATOMIC_MOVE,
+                StandardCopyOption.REPLACE_EXISTING);
     }
 
     private void validate() {

@@ -2,6 +2,7 @@ package io.satoken.agent.csi;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import io.satoken.common.kube.Failures;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.agent.csi.wire.NodePublishVolumeRequest;
 import io.satoken.agent.csi.wire.NodePublishVolumeResponse;
@@ -80,7 +81,7 @@ final class PublishCall {
             response.onError(e.status().asRuntimeException());
         } catch (RuntimeException e) {
             log.error("NodePublishVolume of {} failed", request.getVolumeId(), e);
-            response.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+            response.onError(internal(request.getVolumeId(), e).asRuntimeException());
         }
     }
 
@@ -93,6 +94,11 @@ final class PublishCall {
             return Status.UNAVAILABLE.withDescription("volume " + volumeId + ": still waiting for its first token after "
                     + CsiServer.PUBLISH_WAIT.toSeconds() + " s (TokenRequests are rate-limited); the kubelet will retry");
         }
-        return Status.INTERNAL.withDescription(cause.toString());
+        return internal(volumeId, cause);
+    }
+
+    /** An unexpected failure, for the kubelet's FailedMount Event: the volume and what went wrong, in words. */
+    static Status internal(String volumeId, Throwable cause) {
+        return Status.INTERNAL.withDescription("volume " + volumeId + ": " + Failures.inWords(cause));
     }
 }

@@ -3,6 +3,7 @@ package io.satoken.agent.reads;
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Memory;
 import com.sun.jna.NativeLong;
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.nio.charset.Charset;
 import java.nio.file.Path;
@@ -273,7 +274,7 @@ public final class Inotify implements AutoCloseable {
                 listener.opened(wd, name(buffer.getByteArray(offset + EVENT_HEADER, nameLength)));
             }
         } catch (RuntimeException e) {
-            log.debug("inotify listener threw {}; the reader goes on", e.getClass().getName());
+            log.debug("inotify listener failed ({}); the reader goes on", Failures.inWords(e));
         }
     }
 

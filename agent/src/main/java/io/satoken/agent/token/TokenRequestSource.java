@@ -41,8 +41,8 @@ public final class TokenRequestSource implements TokenSource {
         } catch (RuntimeException e) {
             // A 2xx body that is not a TokenRequest. client-java's parse errors quote the JSON, which
             // may hold a token, so neither their message nor the exception itself is kept.
-            throw new TokenSourceException(TokenRequestFailure.prefix(key) + "unreadable response ("
-                    + e.getClass().getName() + ")");
+            throw new TokenSourceException(TokenRequestFailure.prefix(key)
+                    + "unreadable response: the API server's answer is not a TokenRequest");
         }
         return issuedToken(key, response);
     }

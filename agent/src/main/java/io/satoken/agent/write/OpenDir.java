@@ -5,6 +5,7 @@ import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.READ;
 import static java.nio.file.StandardOpenOption.WRITE;
 
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.file.DirectoryStream;
@@ -124,7 +125,7 @@ final class OpenDir implements AutoCloseable {
                 try {
                     view.setGroup(group);
                 } catch (FileSystemException e) {
-                    throw new FileOwnerException(path, true, access.gid(), e.getReason() == null ? e.toString() : e.getReason());
+                    throw new FileOwnerException(path, true, access.gid(), e.getReason() == null ? Failures.inWords(e) : e.getReason());
                 }
             }
         }

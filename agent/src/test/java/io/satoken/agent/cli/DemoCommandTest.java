@@ -28,7 +28,8 @@ class DemoCommandTest {
 
     @BeforeAll
     static void runDemo() {
-        demo = run("demo", "--dir", dir.toString(), "--duration", "3s", "--ttl", "2s", "--tokens", "2");
+        demo = run("demo", "--dir", dir.toString(), "--duration", "3s", "--ttl", "2s", "--tokens", "2",
+                "--stale-reader");
     }
 
     @Test
@@ -42,6 +43,20 @@ class DemoCommandTest {
         // a 2 s token is refreshed at 80 % (1.6 s minus jitter), so each rotates at least once in 3 s
         assertThat(lines(demo.out, "rotated")).isGreaterThanOrEqualTo(2);
         assertThat(demo.out).contains("audience=[vault]").contains("audience=[https://kubernetes.default.svc]");
+    }
+
+    @Test
+    void demo_namesTheExplainCommandForItsStatusSocket() {
+        assertThat(demo.out).contains("agent/bin/satoken-agent explain --config " + dir.resolve("agent.yaml") + " "
+                + dir.resolve("tokens/vault/token"));
+    }
+
+    @Test
+    void demo_withStaleReader_reportsTokenNotReread() {
+        // a 2 s token rotates by 1.6 s and is reported at 90 % of its lifetime, 1.8 s: within the 3 s run
+        assertThat(demo.out).contains("stale reader: opened " + dir.resolve("tokens/vault/token") + " once",
+                "TokenNotReread " + dir.resolve("tokens/vault/token"));
+        assertThat(demo.out).doesNotContain("TokenNotReread " + dir.resolve("tokens/api/token"));
     }
 
     @Test

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.satoken.common.logging.LogFormat;
+import io.satoken.common.logging.LogLevel;
+import io.satoken.common.testing.CapturedLogs;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -135,7 +138,16 @@ class InotifyTest {
     }
 
     @Test
-    void listener_thatThrows_doesNotStopTheReader() throws Exception {
+    void listener_thatThrows_doesNotStopTheReader_andIsLoggedInWords() throws Exception {
+        try (CapturedLogs logs = CapturedLogs.start(LogLevel.DEBUG, LogFormat.TEXT)) {
+            listenerThatThrows();
+
+            assertThat(logs.text()).contains("inotify listener failed (listener bug); the reader goes on")
+                    .doesNotContain("IllegalStateException");
+        }
+    }
+
+    private void listenerThatThrows() throws Exception {
         inotify.close();
         BlockingQueue<String> after = new LinkedBlockingQueue<>();
         inotify = Inotify.open(new Recorder(after) {

@@ -159,7 +159,8 @@ class TokenRequestFailureTest {
         assertThatThrownBy(() -> source.issue(KEY))
                 .isInstanceOfSatisfying(TokenSourceException.class, e -> {
                     assertThat(e.permanent()).isFalse();
-                    assertThat(e).hasMessageStartingWith("TokenRequest for ns/app-sa failed: unreadable response (");
+                    assertThat(e).hasMessage("TokenRequest for ns/app-sa failed: unreadable response: the API server's "
+                            + "answer is not a TokenRequest");
                     for (Throwable t = e; t != null; t = t.getCause()) {
                         assertThat(String.valueOf(t.getMessage())).doesNotContain("secret-token-text");
                     }

@@ -1,5 +1,6 @@
 package io.satoken.common.health;
 
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -185,7 +186,7 @@ final class NonBlockingHttpServer implements AutoCloseable {
                 channel = listener.accept();
             } catch (IOException e) {
                 log.warn("{}: cannot accept connections, pausing {} ms: {}", name, ACCEPT_PAUSE.toMillis(),
-                        e.toString());
+                        Failures.inWords(e));
                 acceptPaused = true;
                 acceptPausedUntil = System.nanoTime() + ACCEPT_PAUSE.toNanos();
                 listening.interestOps(0);

@@ -43,7 +43,8 @@ enum Transport {
         if (address instanceof UnixDomainSocketAddress) {
             return UNIX;
         }
-        throw new IllegalArgumentException("cannot serve HTTP on a " + address.getClass().getName() + ": " + address);
+        throw new IllegalArgumentException("cannot serve HTTP on " + address
+                + ": neither a host and port nor a Unix socket");
     }
 
     /** An unbound listening channel of this transport. */

@@ -166,7 +166,7 @@ public final class KubeClients {
             client = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
         } catch (IOException | RuntimeException e) {
             throw invalid(file, "its current context cannot be used (a server URL, certificate, key or credential"
-                    + " in it is missing or malformed: " + e.getClass().getSimpleName() + ")");
+                    + " in it is missing or malformed)");
         }
         client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
         return client;
@@ -186,7 +186,7 @@ public final class KubeClients {
         try {
             server = config.getServer();
         } catch (RuntimeException e) {
-            throw invalid(file, "its current context cannot be read (" + e.getClass().getSimpleName() + ")");
+            throw invalid(file, "its current context cannot be read (a field of it is missing or has the wrong type)");
         }
         if (server == null || server.isBlank()) {
             throw invalid(file, "its current context names no cluster with a server URL");
@@ -219,7 +219,7 @@ public final class KubeClients {
         } catch (RuntimeException e) {
             throw invalid(file, "not shaped like a kubeconfig (a field has the wrong type)");
         } catch (IOException e) {
-            throw new IOException("kubeconfig " + file + ": cannot be read (" + e.getClass().getSimpleName() + ")");
+            throw new IOException("kubeconfig " + file + ": cannot be read (" + Failures.inWords(e) + ")");
         }
         if (config == null) { // an empty file
             throw invalid(file, "empty");
@@ -246,6 +246,6 @@ public final class KubeClients {
         if (e instanceof ParserException) {
             return "the structure is broken, e.g. an unclosed bracket or a misplaced indentation";
         }
-        return "a " + e.getClass().getSimpleName();
+        return "a construct that cannot be read";
     }
 }

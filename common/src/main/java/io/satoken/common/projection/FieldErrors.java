@@ -87,7 +87,7 @@ public final class FieldErrors {
         if (value instanceof java.util.Date) {
             return "a timestamp";
         }
-        return "a " + value.getClass().getSimpleName();
+        return "a value of another kind";
     }
 
     /** {@code s} in double quotes, escaped like Go's %q so a message stays on one line. */

@@ -47,7 +47,8 @@ class FieldErrorsTest {
                 new Case("list containing itself", selfContaining, "a list"),
                 new Case("set", Set.of(1), "a set"),
                 new Case("binary", new byte[] {1}, "binary data"),
-                new Case("timestamp", new Date(0), "a timestamp"));
+                new Case("timestamp", new Date(0), "a timestamp"),
+                new Case("any other kind, never by its class", new StringBuilder("x"), "a value of another kind"));
     }
 
     @ParameterizedTest(name = "{0}")

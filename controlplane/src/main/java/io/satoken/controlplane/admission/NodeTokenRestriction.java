@@ -1,9 +1,9 @@
 package io.satoken.controlplane.admission;
 
 import io.kubernetes.client.openapi.ApiException;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.admission.view.TokenRequestView;
-import io.satoken.controlplane.kube.ApiErrors;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -87,7 +87,7 @@ public final class NodeTokenRestriction implements Admission {
         try {
             return check(request);
         } catch (ApiException e) {
-            return Verdict.unavailable(prefix() + "could not read a pod: " + ApiErrors.describe(e));
+            return Verdict.unavailable(prefix() + "could not read a pod: " + Failures.said(e));
         }
     }
 

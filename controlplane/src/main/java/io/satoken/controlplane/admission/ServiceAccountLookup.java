@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.kube.ApiErrors;
 import java.time.Duration;
 import java.util.HashMap;
@@ -159,7 +160,7 @@ public final class ServiceAccountLookup {
             return Optional.of(live.get(namespace, name));
         } catch (ApiException e) {
             if (!ApiErrors.isNotFound(e)) {
-                throw new LookupException(ApiErrors.describe(e));
+                throw new LookupException(Failures.said(e));
             }
             return Optional.empty();
         }

@@ -6,6 +6,7 @@ import static io.satoken.controlplane.controller.Reconciler.Result.RETRY;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ClusterRole;
 import io.kubernetes.client.openapi.models.V1PolicyRule;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.controller.DeepCopy;
 import io.satoken.controlplane.controller.Reconciler;
@@ -77,7 +78,7 @@ final class AggregationSync implements Reconciler<String> {
             log.info("clusterrole {}: set {} aggregated rules", name, rules.size());
             return DONE;
         } catch (ApiException e) {
-            log.warn("clusterrole {}: writing aggregated rules: {}", name, ApiErrors.describe(e));
+            log.warn("clusterrole {}: writing aggregated rules: {}", name, Failures.said(e));
             return RETRY;
         }
     }

@@ -7,6 +7,7 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Volume;
+import io.satoken.common.kube.Failures;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.controlplane.kube.ApiErrors;
@@ -96,7 +97,7 @@ final class InjectionCheckSync implements Reconciler<String> {
         try {
             verdict = replacements.check(pod);
         } catch (ApiException e) {
-            log.warn("pod {}: reading its controller: {}", key, ApiErrors.describe(e));
+            log.warn("pod {}: reading its controller: {}", key, Failures.said(e));
             return RETRY;
         }
         if (warned.add(uid)) {                                                                      // 4
@@ -105,7 +106,7 @@ final class InjectionCheckSync implements Reconciler<String> {
             try {
                 actions.warn(pod, REASON, message);
             } catch (ApiException e) {
-                log.warn("Event on pod {}: {}", key, ApiErrors.describe(e));
+                log.warn("Event on pod {}: {}", key, Failures.said(e));
             }
             log.warn("pod {} asks for satoken tokens but has no {} volume ({}; {})", key, VOLUME_NAME,
                     verdict.owner(), verdict.kind().name().toLowerCase(Locale.ROOT).replace('_', ' '));
@@ -126,9 +127,9 @@ final class InjectionCheckSync implements Reconciler<String> {
                 return DONE;
             }
             if (e.getCode() == 429) {
-                log.info("evicting pod {}: refused for now, trying again later: {}", key, ApiErrors.describe(e));
+                log.info("evicting pod {}: refused for now, trying again later: {}", key, Failures.said(e));
             } else {
-                log.warn("evicting pod {}: {}", key, ApiErrors.describe(e));
+                log.warn("evicting pod {}: {}", key, Failures.said(e));
             }
             return RETRY;
         }

@@ -3,6 +3,7 @@ package io.satoken.controlplane.injection;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.satoken.common.kube.Failures;
 import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.controlplane.kube.ApiErrors;
 import java.util.List;
@@ -72,7 +73,7 @@ final class ReplacementCheck {
                 throw e;
             }
             log.warn("pod {}/{}: reading its {}: {}", namespace, pod.getMetadata().getName(), owner,
-                    ApiErrors.describe(e));
+                    Failures.said(e));
             return Verdict.ownerUnreadable(owner, "HTTP " + e.getCode());
         }
         if (!Objects.equals(template.uid(), controller.get().getUid())) {

@@ -4,7 +4,10 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
 import io.kubernetes.client.openapi.ApiException;
 
-/** Reads the API server's error answers the way upstream's {@code apierrors.Is*} helpers do. */
+/**
+ * Reads the API server's error answers the way upstream's {@code apierrors.Is*} helpers do. To describe one in a
+ * message or a log line, use {@link io.satoken.common.kube.Failures#said}.
+ */
 public final class ApiErrors {
 
     /** The status cause type the API server gives when a namespace is being deleted. */
@@ -50,25 +53,6 @@ public final class ApiErrors {
             }
         }
         return false;
-    }
-
-    /** A one-line description: the HTTP code and the Status message, or the client's own message. */
-    public static String describe(ApiException e) {
-        JsonElement status = status(e);
-        if (status != null && status.isJsonObject() && status.getAsJsonObject().has("message")) {
-            return e.getCode() + " " + status.getAsJsonObject().get("message").getAsString();
-        }
-        String message = firstLine(e.getMessage());
-        return e.getCode() == 0 ? message : e.getCode() + " " + message;
-    }
-
-    /** client-java's message spans lines ("Message: x\nHTTP response code: ..."); its first line, unprefixed. */
-    private static String firstLine(String message) {
-        if (message == null) {
-            return "no message";
-        }
-        String line = message.lines().findFirst().orElse("");
-        return line.startsWith("Message: ") ? line.substring("Message: ".length()) : line;
     }
 
     private static String reason(ApiException e) {

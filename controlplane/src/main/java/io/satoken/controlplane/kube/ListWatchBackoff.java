@@ -97,7 +97,7 @@ final class ListWatchBackoff<T> implements BiConsumer<Class<T>, Throwable> {
     /** The API server's answer (code and Status message), else the innermost cause: what a person can act on. */
     static String reason(Throwable error) {
         if (error instanceof ApiException api && api.getCode() != 0) {
-            return ApiErrors.describe(api);
+            return Failures.said(api);
         }
         Throwable root = error;
         while (root.getCause() != null && root.getCause() != root) {

@@ -7,6 +7,7 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.controller.Reconciler;
@@ -52,7 +53,7 @@ final class RootCaSync implements Reconciler<String> {
                 if (ApiErrors.isNotFound(e) || ApiErrors.hasCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
                     return DONE;
                 }
-                log.warn("creating configmap {}/{}: {}", namespace, Informers.ROOT_CA_CONFIGMAP, ApiErrors.describe(e));
+                log.warn("creating configmap {}/{}: {}", namespace, Informers.ROOT_CA_CONFIGMAP, Failures.said(e));
                 return RETRY;
             }
         }
@@ -66,7 +67,7 @@ final class RootCaSync implements Reconciler<String> {
             log.info("repaired configmap {}/{}", namespace, Informers.ROOT_CA_CONFIGMAP);
             return DONE;
         } catch (ApiException e) {
-            log.warn("updating configmap {}/{}: {}", namespace, Informers.ROOT_CA_CONFIGMAP, ApiErrors.describe(e));
+            log.warn("updating configmap {}/{}: {}", namespace, Informers.ROOT_CA_CONFIGMAP, Failures.said(e));
             return RETRY;
         }
     }

@@ -7,6 +7,7 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.controller.Namespaces;
 import io.satoken.controlplane.controller.Reconciler;
@@ -54,7 +55,7 @@ final class ServiceAccountsSync implements Reconciler<String> {
                 if (ApiErrors.isAlreadyExists(e) || ApiErrors.hasCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
                     continue;
                 }
-                log.warn("creating serviceaccount {}/{}: {}", namespace, name, ApiErrors.describe(e));
+                log.warn("creating serviceaccount {}/{}: {}", namespace, name, Failures.said(e));
                 failed = true;
             }
         }

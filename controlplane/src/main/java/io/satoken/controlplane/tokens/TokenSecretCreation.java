@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.controller.Reconciler.Result;
@@ -82,7 +83,7 @@ final class TokenSecretCreation {
                 return RETRY;
             }
         } catch (ApiException e) {
-            log.warn("reading serviceaccount {}/{}: {}", ns, saName, ApiErrors.describe(e));
+            log.warn("reading serviceaccount {}/{}: {}", ns, saName, Failures.said(e));
             return RETRY;
         }
         // 3.
@@ -96,7 +97,7 @@ final class TokenSecretCreation {
             if (ApiErrors.hasCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
                 return DONE;
             }
-            log.warn("creating a token secret for serviceaccount {}/{}: {}", ns, saName, ApiErrors.describe(e));
+            log.warn("creating a token secret for serviceaccount {}/{}: {}", ns, saName, Failures.said(e));
             return RETRY;
         }
         secrets.mutated(created);
@@ -114,7 +115,7 @@ final class TokenSecretCreation {
                 api.deleteSecret(ns, created.getMetadata().getName(), created.getMetadata().getUid());
             } catch (ApiException e) {
                 log.warn("deleting unreferenced token secret {}/{}: {}", ns, created.getMetadata().getName(),
-                        ApiErrors.describe(e));
+                        Failures.said(e));
             }
         }
         if (failure != null) {
@@ -122,7 +123,7 @@ final class TokenSecretCreation {
                 return DONE; // an update event follows, or the account is gone
             }
             log.warn("referencing token secret {}/{}: {}", ns, created.getMetadata().getName(),
-                    ApiErrors.describe(failure));
+                    Failures.said(failure));
             return RETRY;
         }
         if (added[0]) {

@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.kube.ApiErrors;
 import io.satoken.controlplane.kube.Informers;
 import io.satoken.controlplane.controller.Reconciler.Result;
@@ -83,7 +84,7 @@ final class TokenSync {
                 try {
                     conflictRetry.run(() -> removeSecretReference(key));
                 } catch (ApiException e) {
-                    log.warn("removing the reference to {} from its serviceaccount: {}", key, ApiErrors.describe(e));
+                    log.warn("removing the reference to {} from its serviceaccount: {}", key, Failures.said(e));
                 }
             }
             return DONE;
@@ -92,7 +93,7 @@ final class TokenSync {
         try {
             sa = serviceAccount(key.namespace(), key.serviceAccountName(), key.serviceAccountUid());
         } catch (ApiException e) {
-            log.warn("looking up the serviceaccount of {}: {}", key, ApiErrors.describe(e));
+            log.warn("looking up the serviceaccount of {}: {}", key, Failures.said(e));
             return RETRY;
         }
         if (sa == null) {
@@ -115,7 +116,7 @@ final class TokenSync {
             if (ApiErrors.isNotFound(e)) {
                 return DONE;
             }
-            log.warn("reading secret {}/{}: {}", ns, name, ApiErrors.describe(e));
+            log.warn("reading secret {}/{}: {}", ns, name, Failures.said(e));
             return RETRY;
         }
         if (!Objects.equals(live.getMetadata().getResourceVersion(), cached.getMetadata().getResourceVersion())) {
@@ -153,7 +154,7 @@ final class TokenSync {
             if (ApiErrors.isConflict(e) || ApiErrors.isNotFound(e)) {
                 return DONE;
             }
-            log.warn("filling secret {}/{}: {}", ns, name, ApiErrors.describe(e));
+            log.warn("filling secret {}/{}: {}", ns, name, Failures.said(e));
             return RETRY;
         }
         log.info("filled token secret {}/{} for serviceaccount {}", ns, name, sa.getMetadata().getName());
@@ -228,7 +229,7 @@ final class TokenSync {
             if (ApiErrors.isNotFound(e) || ApiErrors.isConflict(e)) {
                 return DONE;
             }
-            log.warn("deleting token secret {}/{}: {}", namespace, name, ApiErrors.describe(e));
+            log.warn("deleting token secret {}/{}: {}", namespace, name, Failures.said(e));
             return RETRY;
         }
     }

@@ -9,6 +9,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.Attribute;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.admission.Verdict;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -90,7 +91,8 @@ final class RequestDeadline extends ChannelDuplexHandler {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         // TLS handshake failures, resets and malformed HTTP end the connection; none is worth a stack trace
-        log.debug("webhook connection from {} closed: {}", ctx.channel().remoteAddress(), cause.toString());
+        log.debug("webhook connection from {} closed: {}", ctx.channel().remoteAddress(),
+                Failures.inWords(cause));
         ctx.close();
     }
 }

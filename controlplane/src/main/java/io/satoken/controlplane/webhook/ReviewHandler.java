@@ -61,7 +61,8 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        log.debug("webhook connection from {} closed: {}", ctx.channel().remoteAddress(), cause.toString());
+        log.debug("webhook connection from {} closed: {}", ctx.channel().remoteAddress(),
+                Failures.inWords(cause));
         ctx.close();
     }
 

@@ -198,7 +198,8 @@ public final class AdmissionFixtures {
                     (namespace, name) -> {
                         liveGets++;
                         if (failLiveWith != 0) {
-                            throw new ApiException(failLiveWith, "injected");
+                            throw new ApiException(failLiveWith, Map.of(),
+                                    "{\"kind\":\"Status\",\"message\":\"injected\"}");
                         }
                         V1ServiceAccount account = live.get(name);
                         if (account == null) {

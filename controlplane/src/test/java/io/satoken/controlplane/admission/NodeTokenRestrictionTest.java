@@ -361,14 +361,14 @@ class NodeTokenRestrictionTest {
         NodeTokenRestriction failing = new NodeTokenRestriction(
                 new NodeTokenRestriction.AgentAccount("satoken-agent", "satoken-agent"),
                 new PodFactsLookup((namespace, name) -> {
-                    throw new ApiException(503, "injected");
+                    throw new ApiException(503, Map.of(), "{\"kind\":\"Status\",\"message\":\"injected\"}");
                 }), ApiAudiences.of(API_AUDIENCES));
 
         Verdict verdict = failing.review(fromAgent("web", podRef("web", "uid-web")));
 
         assertThat(verdict.allowed()).isFalse();
         assertThat(denied(verdict).code()).isEqualTo(503);
-        assertThat(denied(verdict).message()).endsWith("could not read a pod: 503 injected");
+        assertThat(denied(verdict).message()).endsWith("could not read a pod: 503 Service Unavailable: injected");
     }
 
     @Test

@@ -112,7 +112,7 @@ public class ServiceAccountAdmissionTest {
                         pod("{'serviceAccountName':'other','containers':[{'name':'app','image':'i'}]}"),
                         a -> a.failLiveWith = 500,
                         new Denied(403, "pods \"p\" is forbidden: error looking up service account ns/other: 500 "
-                                + "injected")),
+                                + "Internal Server Error: injected")),
                 // AD-5
                 create("AD-5", "the pod's automountServiceAccountToken: false wins over the ServiceAccount",
                         pod("{'automountServiceAccountToken':false,'serviceAccountName':'default',"

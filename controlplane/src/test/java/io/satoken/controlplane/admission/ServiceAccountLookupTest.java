@@ -73,7 +73,7 @@ class ServiceAccountLookupTest {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         accounts.failLiveWith = 503;
 
-        assertThatThrownBy(() -> accounts.lookup().get("ns", "default")).hasMessage("503 injected");
+        assertThatThrownBy(() -> accounts.lookup().get("ns", "default")).hasMessage("503 Service Unavailable: injected");
         assertThat(accounts.liveGets).isEqualTo(1);
     }
 
@@ -138,7 +138,7 @@ class ServiceAccountLookupTest {
         AdmissionFixtures.Accounts accounts = new AdmissionFixtures.Accounts();
         accounts.failLiveWith = 503;
         ServiceAccountLookup lookup = accounts.lookup();
-        assertThatThrownBy(() -> lookup.get("ns", "default")).hasMessage("503 injected");
+        assertThatThrownBy(() -> lookup.get("ns", "default")).hasMessage("503 Service Unavailable: injected");
 
         accounts.failLiveWith = 0;
         accounts.onlyLive(account("default"));

@@ -55,7 +55,7 @@ class ListWatchBackoffTest {
             now = now.plus(Duration.ofHours(3)); // a watch ran for hours, then broke
             fail(new ApiException(503, Map.of(), "{\"kind\":\"Status\",\"message\":\"the server is shutting down\"}"));
 
-            assertThat(logs.lines().get(2)).contains("(attempt 1); retrying in 1s: 503 the server is shutting down");
+            assertThat(logs.lines().get(2)).contains("(attempt 1); retrying in 1s: 503 Service Unavailable: the server is shutting down");
         }
     }
 

@@ -9,6 +9,9 @@ import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1NamespaceStatus;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.satoken.common.logging.LogFormat;
+import io.satoken.common.logging.LogLevel;
+import io.satoken.common.testing.CapturedLogs;
 import io.satoken.controlplane.controller.Reconciler.Result;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,6 +91,23 @@ class ServiceAccountsSyncTest {
                     throw new ApiException(500, Map.of(), "{\"message\":\"etcd down\"}");
                 }, List.of("default"));
         assertThat(failing.reconcile("testns")).isEqualTo(Result.RETRY);
+    }
+
+    @Test
+    void failedCreate_logsWhatFailedAndTheApiServersReason_inFailuresWords() {
+        Cache<V1Namespace> namespaces = new Cache<>();
+        namespaces.add(namespace("testns", "Active"));
+        ServiceAccountsSync failing = new ServiceAccountsSync(new Lister<>(namespaces), new Lister<>(new Cache<>()),
+                (ns, name) -> {
+                    throw new ApiException(500, Map.of(), "{\"kind\":\"Status\",\"message\":\"etcd down\"}");
+                }, List.of("default"));
+
+        try (CapturedLogs logs = CapturedLogs.start(LogLevel.INFO, LogFormat.TEXT)) {
+            assertThat(failing.reconcile("testns")).isEqualTo(Result.RETRY);
+
+            assertThat(logs.text()).contains("creating serviceaccount testns/default: 500 Internal Server Error: etcd down")
+                    .doesNotContain("Exception").doesNotContain("null");
+        }
     }
 
     static V1Namespace namespace(String name, String phase) {
