@@ -45,6 +45,11 @@ public final class AdmissionWebhook implements AutoCloseable {
 
     public static final String MUTATE_PODS = "/mutate/pods";
     public static final String VALIDATE_TOKEN_REQUESTS = "/validate/serviceaccount-token";
+    /**
+     * The agent's token volume alone, for clusters that keep kube-apiserver's ServiceAccount admission plugin
+     * (deploy/profiles/injection-only): no ServiceAccount is read, so no cache of them is kept either.
+     */
+    public static final String MUTATE_POD_AGENT_TOKENS = "/mutate/pods/agent-tokens";
     /** How often the certificate files are checked for changes. */
     static final Duration CERTIFICATE_POLL = Duration.ofSeconds(10);
     /** How often the check of --agent-service-account runs: at once, then this often for as long as it serves. */
@@ -52,8 +57,8 @@ public final class AdmissionWebhook implements AutoCloseable {
 
     /** {@code --webhooks} names, each with the path it serves. */
     public static final Map<String, String> WEBHOOKS = Map.of("pods", MUTATE_PODS,
-            "serviceaccount-token", VALIDATE_TOKEN_REQUESTS);
-    /** {@code --webhooks} when not given: every path. */
+            "serviceaccount-token", VALIDATE_TOKEN_REQUESTS, "agent-tokens", MUTATE_POD_AGENT_TOKENS);
+    /** {@code --webhooks} when not given: the paths controlplane/deploy/webhooks registers. */
     public static final String ALL_WEBHOOKS = "pods,serviceaccount-token";
 
     /**
@@ -121,6 +126,9 @@ public final class AdmissionWebhook implements AutoCloseable {
         Map<String, Admission> paths = new HashMap<>();
         if (settings.webhooks().contains("pods")) {
             paths.put(MUTATE_PODS, podMutation(settings, informers, client));
+        }
+        if (settings.webhooks().contains("agent-tokens")) {
+            paths.put(MUTATE_POD_AGENT_TOKENS, PodMutation.agentTokensOnly(new AgentTokenInjection()));
         }
         AgentAccountCheck check = null;
         if (settings.webhooks().contains("serviceaccount-token")) {
