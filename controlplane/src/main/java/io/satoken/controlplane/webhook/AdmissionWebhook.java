@@ -115,6 +115,8 @@ public final class AdmissionWebhook implements AutoCloseable {
     /** The start-up check of --agent-service-account; null when serviceaccount-token is not served. */
     private final AgentAccountCheck agentCheck;
     private ScheduledExecutorService poll;
+    /** The paths served, for the log. */
+    private final Set<String> paths;
 
     /**
      * Asks {@code informers} for the caches it reads; start them after constructing this.
@@ -141,6 +143,7 @@ public final class AdmissionWebhook implements AutoCloseable {
                     new PodFactsLookup(PodFactsLookup.live(client)), audiences));
         }
         this.agentCheck = check;
+        this.paths = new TreeSet<>(paths.keySet());
         this.metrics = new WebhookMetrics(registry, settings.certificate());
         this.server = new WebhookServer(settings.address(), settings.certificate(), Map.copyOf(paths),
                 settings.limits(), metrics, settings.reusePort());
@@ -278,6 +281,11 @@ public final class AdmissionWebhook implements AutoCloseable {
     /** The check of --agent-service-account; null when serviceaccount-token is not served. */
     public AgentAccountCheck agentCheck() {
         return agentCheck;
+    }
+
+    /** The paths it serves ({@code --webhooks}), sorted. */
+    public Set<String> paths() {
+        return java.util.Collections.unmodifiableSet(paths);
     }
 
     public InetSocketAddress address() {
