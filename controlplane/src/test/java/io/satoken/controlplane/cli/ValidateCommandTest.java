@@ -114,8 +114,8 @@ class ValidateCommandTest {
                             + "retry period, got 5s > 10s > 2s",
                     "satoken-controlplane " + command + ": --admission-token-volume: expected projected, "
                             + "got \"hostpath\"",
-                    "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are pods, "
-                            + "serviceaccount-token");
+                    "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are "
+                            + "agent-tokens, pods, serviceaccount-token");
         }
     }
 

@@ -20,7 +20,8 @@ class ControlplaneScrapeConventionsTest extends ScrapeConventionsContract {
 
     private static final List<String> LOOPS = List.of("aggregation", "root-ca", "serviceaccounts",
             "tokens-secrets", "tokens-serviceaccounts");
-    private static final List<String> PATHS = List.of("/mutate/pods", "/validate/serviceaccount-token", "other");
+    private static final List<String> PATHS = List.of("/mutate/pods", "/mutate/pods/agent-tokens",
+            "/validate/serviceaccount-token", "other");
 
     /** docs/operations.md's metrics of the control plane; those of the aggregation controller appear once it runs. */
     static final List<DocumentedMetric> DOCUMENTED = List.of(
