@@ -45,7 +45,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * tests; here it stays on, and the test creates each namespace's {@code default} ServiceAccount, as no
  * kube-controller-manager runs). The profile's MutatingWebhookConfiguration is registered as rendered, only its
  * Service reference replaced by a loopback URL (no kube-proxy here); the webhook is the profile's Deployment run as a
- * local process with its own args. No kubelet: a pod admitted by the API server is the check.
+ * local process with its own args. No kubelet: a pod admitted by the API server is the check. "Down" is that process
+ * stopped, so each call is refused at connect; a webhook the API server cannot reach at all (a NetworkPolicy dropping
+ * its calls) fails open the same way after the registration's 5 s timeout, which this test does not wait for.
  */
 @RequiresKubeApiServer
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
