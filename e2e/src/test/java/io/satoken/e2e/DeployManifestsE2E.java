@@ -104,6 +104,18 @@ class DeployManifestsE2E {
                 + kinds(Files.readAllLines(profile.resolve("token-audiences.yaml"))));
     }
 
+    /**
+     * The injection-only profile (deploy/profiles/injection-only), applied with one {@code kubectl apply -k}: the control
+     * plane's objects, the injection check's RBAC, and its own MutatingWebhookConfiguration.
+     */
+    @Test
+    void injectionOnlyProfile_passesServerSideDryRun_withStrictFieldValidation() throws Exception {
+        Path profile = E2E.repo().resolve("deploy/profiles/injection-only");
+        dryRun("deploy/profiles/injection-only", profile, objects(E2E.repo().resolve("controlplane/deploy"))
+                + kinds(Files.readAllLines(profile.resolve("webhook-configuration.yaml")))
+                + kinds(Files.readAllLines(E2E.repo().resolve("controlplane/deploy/injection-check/rbac.yaml"))));
+    }
+
     private static void dryRun(String manifests, Path path, long objects) throws Exception {
         // matchConditions (webhooks/webhook-configurations.yaml) is a 1.28 field: older servers drop it, which is
         // what the file's comment relies on; there, that one unknown field is a warning, nothing else is.

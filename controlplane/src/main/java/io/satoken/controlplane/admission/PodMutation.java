@@ -7,17 +7,32 @@ import java.util.Optional;
 
 /**
  * {@code /mutate/pods}: ServiceAccount admission, then agent token injection, answered as one JSONPatch.
- * A denial by either ends the review. The request's object is changed as the patch would change it. A pod
+ * A denial by either ends the review. {@code /mutate/pods/agent-tokens} is the injection alone
+ * ({@link #agentTokensOnly}), for an API server whose own ServiceAccount plugin has already admitted the pod. The request's object is changed as the patch would change it. A pod
  * created with a token volume mounted through {@code subPath} is admitted with a warning ({@link SubPathWarnings}).
  */
 public final class PodMutation implements Admission {
 
+    /** Null on the injection-only path. */
     private final ServiceAccountAdmission serviceAccounts;
     private final AgentTokenInjection agentTokens;
 
     public PodMutation(ServiceAccountAdmission serviceAccounts, AgentTokenInjection agentTokens) {
-        this.serviceAccounts = serviceAccounts;
+        this.serviceAccounts = java.util.Objects.requireNonNull(serviceAccounts, "serviceAccounts");
         this.agentTokens = agentTokens;
+    }
+
+    private PodMutation(AgentTokenInjection agentTokens) {
+        this.serviceAccounts = null;
+        this.agentTokens = agentTokens;
+    }
+
+    /**
+     * The agent token injection without ServiceAccount admission: the pod is neither defaulted nor checked
+     * against its ServiceAccount, which kube-apiserver's own plugin has done before any webhook is called.
+     */
+    public static PodMutation agentTokensOnly(AgentTokenInjection agentTokens) {
+        return new PodMutation(agentTokens);
     }
 
     @Override
@@ -29,7 +44,7 @@ public final class PodMutation implements Admission {
             return Verdict.allow();
         }
         PodPatch pod = new PodPatch(request.object());
-        Optional<Verdict.Denied> denied = serviceAccounts.admit(request, pod);
+        Optional<Verdict.Denied> denied = serviceAccounts == null ? Optional.empty() : serviceAccounts.admit(request, pod);
         if (denied.isEmpty()) {
             denied = agentTokens.admit(request, pod);
         }

@@ -65,7 +65,8 @@ final class WebhookOptions {
 
     @Option(names = "--webhooks", paramLabel = "LIST", defaultValue = AdmissionWebhook.ALL_WEBHOOKS,
             description = "Webhook paths to serve: pods (/mutate/pods), serviceaccount-token "
-                    + "(/validate/serviceaccount-token); the others answer 404 (default: ${DEFAULT-VALUE}).")
+                    + "(/validate/serviceaccount-token), agent-tokens (/mutate/pods/agent-tokens: the agent's token "
+                    + "volume without ServiceAccount admission); the others answer 404 (default: ${DEFAULT-VALUE}).")
     String webhooks;
 
     @Option(names = "--api-audiences", paramLabel = "LIST", split = ",",

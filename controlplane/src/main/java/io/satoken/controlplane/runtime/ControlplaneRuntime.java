@@ -131,8 +131,7 @@ public final class ControlplaneRuntime implements AutoCloseable {
         if (webhook != null) {
             informers.start();
             webhook.start();
-            log.info("serving the admission webhook on {} ({}, {})", webhook.address(), AdmissionWebhook.MUTATE_PODS,
-                    AdmissionWebhook.VALIDATE_TOKEN_REQUESTS);
+            log.info("serving the admission webhook on {} ({})", webhook.address(), String.join(", ", webhook.paths()));
         }
     }
 

@@ -21,6 +21,7 @@ import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +46,11 @@ public final class AdmissionWebhook implements AutoCloseable {
 
     public static final String MUTATE_PODS = "/mutate/pods";
     public static final String VALIDATE_TOKEN_REQUESTS = "/validate/serviceaccount-token";
+    /**
+     * The agent's token volume alone, for clusters that keep kube-apiserver's ServiceAccount admission plugin
+     * (deploy/profiles/injection-only): no ServiceAccount is read, so no cache of them is kept either.
+     */
+    public static final String MUTATE_POD_AGENT_TOKENS = "/mutate/pods/agent-tokens";
     /** How often the certificate files are checked for changes. */
     static final Duration CERTIFICATE_POLL = Duration.ofSeconds(10);
     /** How often the check of --agent-service-account runs: at once, then this often for as long as it serves. */
@@ -52,8 +58,8 @@ public final class AdmissionWebhook implements AutoCloseable {
 
     /** {@code --webhooks} names, each with the path it serves. */
     public static final Map<String, String> WEBHOOKS = Map.of("pods", MUTATE_PODS,
-            "serviceaccount-token", VALIDATE_TOKEN_REQUESTS);
-    /** {@code --webhooks} when not given: every path. */
+            "serviceaccount-token", VALIDATE_TOKEN_REQUESTS, "agent-tokens", MUTATE_POD_AGENT_TOKENS);
+    /** {@code --webhooks} when not given: the paths controlplane/deploy/webhooks registers. */
     public static final String ALL_WEBHOOKS = "pods,serviceaccount-token";
 
     /**
@@ -107,6 +113,8 @@ public final class AdmissionWebhook implements AutoCloseable {
     /** The start-up check of --agent-service-account; null when serviceaccount-token is not served. */
     private final AgentAccountCheck agentCheck;
     private ScheduledExecutorService poll;
+    /** The paths served, for the log. */
+    private final Set<String> paths;
 
     /**
      * Asks {@code informers} for the caches it reads; start them after constructing this.
@@ -119,6 +127,9 @@ public final class AdmissionWebhook implements AutoCloseable {
         if (settings.webhooks().contains("pods")) {
             paths.put(MUTATE_PODS, podMutation(settings, informers, client));
         }
+        if (settings.webhooks().contains("agent-tokens")) {
+            paths.put(MUTATE_POD_AGENT_TOKENS, PodMutation.agentTokensOnly(new AgentTokenInjection()));
+        }
         AgentAccountCheck check = null;
         if (settings.webhooks().contains("serviceaccount-token")) {
             check = new AgentAccountCheck(NodeTokenRestriction.AgentAccount.parse("--agent-service-account",
@@ -130,6 +141,7 @@ public final class AdmissionWebhook implements AutoCloseable {
                     new PodFactsLookup(PodFactsLookup.live(client)), audiences));
         }
         this.agentCheck = check;
+        this.paths = new TreeSet<>(paths.keySet());
         this.metrics = new WebhookMetrics(registry, settings.certificate());
         this.server = new WebhookServer(settings.address(), settings.certificate(), Map.copyOf(paths),
                 settings.limits(), metrics, settings.reusePort());
@@ -262,6 +274,11 @@ public final class AdmissionWebhook implements AutoCloseable {
     public boolean ready() {
         return server.serving() && caches.stream().allMatch(SharedIndexInformer::hasSynced)
                 && (agentCheck == null || agentCheck.allowsReady());
+    }
+
+    /** The paths it serves ({@code --webhooks}), sorted. */
+    public Set<String> paths() {
+        return Collections.unmodifiableSet(paths);
     }
 
     public InetSocketAddress address() {

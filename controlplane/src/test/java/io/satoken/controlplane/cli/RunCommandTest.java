@@ -111,7 +111,7 @@ class RunCommandTest {
                         "--agent-service-account: expected NAMESPACE/NAME, got \"satoken-agent\""),
                 new Case("unknown webhook", List.of("--controllers=-*", "--webhook-address=127.0.0.1:9443",
                         "--tls-cert-file", caFile, "--tls-private-key-file", rsaKey, "--webhooks=pods,bogus"),
-                        "--webhooks: unknown webhook \"bogus\"; the webhooks are pods, serviceaccount-token"),
+                        "--webhooks: unknown webhook \"bogus\"; the webhooks are agent-tokens, pods, serviceaccount-token"),
                 // no fail-open: the token check may not run without the account whose requests it confines
                 new Case("token webhook by default without the agent account", List.of("--controllers=-*",
                         "--webhook-address=127.0.0.1:9443", "--tls-cert-file", "TLSCERT", "--tls-private-key-file",

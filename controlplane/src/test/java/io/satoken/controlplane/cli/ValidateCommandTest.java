@@ -112,8 +112,8 @@ class ValidateCommandTest {
                     "satoken-controlplane " + command + ": --concurrent-syncs must be at least 1, got 0",
                     "satoken-controlplane " + command + ": leader election needs lease duration > renew deadline > "
                             + "retry period, got 5s > 10s > 2s",
-                    "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are pods, "
-                            + "serviceaccount-token");
+                    "satoken-controlplane " + command + ": --webhooks: unknown webhook \"nope\"; the webhooks are "
+                            + "agent-tokens, pods, serviceaccount-token");
         }
     }
 

@@ -56,7 +56,7 @@ class AdmissionWebhookTest {
         for (String bad : List.of("", "pods,", "secrets")) {
             assertThatThrownBy(() -> AdmissionWebhook.parseWebhooks(bad))
                     .hasMessageStartingWith("--webhooks: unknown webhook \"")
-                    .hasMessageEndingWith("\"; the webhooks are pods, serviceaccount-token");
+                    .hasMessageEndingWith("\"; the webhooks are agent-tokens, pods, serviceaccount-token");
         }
     }
 
