@@ -6,6 +6,9 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.AdmissionregistrationV1WebhookClientConfig;
+import io.kubernetes.client.openapi.models.RbacV1Subject;
+import io.kubernetes.client.openapi.models.V1ClusterRole;
+import io.kubernetes.client.openapi.models.V1ClusterRoleBinding;
 import io.kubernetes.client.openapi.models.V1Container;
 import io.kubernetes.client.openapi.models.V1Deployment;
 import io.kubernetes.client.openapi.models.V1MutatingWebhook;
@@ -13,6 +16,7 @@ import io.kubernetes.client.openapi.models.V1MutatingWebhookConfiguration;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1RoleBinding;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
@@ -120,6 +124,24 @@ class InjectionOnlyE2E {
                 .noneMatch(a -> a.startsWith("--webhooks=") && !a.equals("--webhooks=agent-tokens"));
         assertThat(args("satoken-controlplane")).contains("--controllers=injection-check")
                 .noneMatch(a -> a.startsWith("--controllers=") && !a.equals("--controllers=injection-check"));
+    }
+
+    @Test
+    @Order(1)
+    void profile_grantsOnlyWhatTheInjectionCheckAndLeaderElectionUse_andTheWebhookNothing() {
+        // the base's rights for the parts this profile does not run (ServiceAccounts, kube-root-ca.crt, ClusterRole
+        // aggregation with escalate, the webhook's reads) must not come along with it
+        assertThat(rendered.stream().filter(o -> o instanceof V1ClusterRole).map(o -> ((V1ClusterRole) o).getMetadata()
+                .getName())).containsExactly("satoken-controlplane:injection-check");
+        assertThat(rendered.stream().filter(o -> o instanceof V1ClusterRoleBinding)
+                .map(o -> (V1ClusterRoleBinding) o)).singleElement().satisfies(b -> {
+                    assertThat(b.getRoleRef().getName()).isEqualTo("satoken-controlplane:injection-check");
+                    assertThat(b.getSubjects()).extracting(RbacV1Subject::getName)
+                            .containsExactly("satoken-controlplane");
+                });
+        assertThat(rendered.stream().filter(o -> o instanceof V1RoleBinding).map(o -> (V1RoleBinding) o))
+                .allSatisfy(b -> assertThat(b.getSubjects()).extracting(RbacV1Subject::getName)
+                        .doesNotContain("satoken-webhook"));
     }
 
     @Test
