@@ -212,7 +212,9 @@ public final class CsiVolumes {
                         + CsiVolumeAttributes.field(CsiVolumeAttributes.RELOAD_SIGNAL) + ": this agent sends no"
                         + " signals (it runs without the host's process table)");
             }
-            PublishedVolume volume = new PublishedVolume(volumeId, target, pod, files, Set.of(), reload);
+            // what a restart reads the volume from again: the attributes as sent, and what the pod resolved
+            PublishedVolume volume = new PublishedVolume(volumeId, target, KubeletTokens.withoutTokens(attributes),
+                    owners, reload == null ? null : reload.container(), Set.of(), pod, files, reload);
             mount(target);                                                                       // 5
             store.save(volume);
             synchronized (this) {

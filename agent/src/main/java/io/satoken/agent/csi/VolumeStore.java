@@ -1,13 +1,9 @@
 package io.satoken.agent.csi;
 
 import com.google.gson.Gson;
-import io.satoken.agent.projection.PodIdentity;
-import io.satoken.agent.projection.Projection;
-import io.satoken.agent.reload.ReloadRequest;
-import io.satoken.agent.reload.ReloadSignal;
-import io.satoken.agent.token.BoundObjectRef;
-import io.satoken.agent.token.TokenKey;
+import io.satoken.agent.projection.PodOwners;
 import io.satoken.common.kube.Failures;
+import io.satoken.common.projection.InvalidProjectionException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -17,19 +13,22 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One small JSON file per published volume, {@code <dir>/<volumeId>.json} (0600 in a 0700 directory), so
- * a restarted agent can resume refreshing the volumes the kubelet will not publish again. A file holds a
- * {@link PublishedVolume}: the target path, the pod, the files' keys, modes and owners, and which files have been
- * seen read (so a restart still knows a file has a reader, see {@link #markRead}); never a token.
- * Files are replaced atomically (write a temporary file, rename it over the old one).
+ * a restarted agent can resume refreshing the volumes the kubelet will not publish again. A file holds what a
+ * {@link PublishedVolume} is read from: the target path, the volume's attributes as the kubelet sent them (its
+ * tokens left out), the owners and reload container the publish resolved from the pod, and which files have been
+ * seen read (so a restart still knows a file has a reader, see {@link #markRead}); never a token. The files are read
+ * from the attributes again at load, as a publish reads them. Files are replaced atomically (write a temporary
+ * file, rename it over the old one).
  */
 public final class VolumeStore {
 
@@ -82,12 +81,14 @@ public final class VolumeStore {
         if (!Files.exists(file)) {
             return;
         }
-        PublishedVolume volume = GSON.fromJson(Files.readString(file, StandardCharsets.UTF_8), Stored.class).toVolume();
+        PublishedVolume volume;
+        try {
+            volume = GSON.fromJson(Files.readString(file, StandardCharsets.UTF_8), Stored.class).toVolume(file);
+        } catch (InvalidProjectionException | RuntimeException e) {
+            return; // loadAll says why at the next start
+        }
         if (!volume.readFiles().contains(path)) {
-            Set<String> read = new HashSet<>(volume.readFiles());
-            read.add(path);
-            save(new PublishedVolume(volume.volumeId(), volume.targetPath(), volume.pod(), volume.files(), read,
-                    volume.reload()));
+            save(volume.withRead(path));
         }
     }
 
@@ -101,8 +102,8 @@ public final class VolumeStore {
             for (Path file : files) {
                 try {
                     Stored stored = GSON.fromJson(Files.readString(file, StandardCharsets.UTF_8), Stored.class);
-                    volumes.add(stored.toVolume());
-                } catch (IOException | RuntimeException e) { // JsonParseException, a missing field
+                    volumes.add(stored.toVolume(file));
+                } catch (IOException | InvalidProjectionException | RuntimeException e) { // JsonParseException
                     log.warn("ignoring unreadable volume record {}: {}", file, Failures.inWords(e));
                 }
             }
@@ -117,36 +118,27 @@ public final class VolumeStore {
         return dir.resolve(volumeId + SUFFIX);
     }
 
-    /** The file's JSON shape: plain strings and numbers, so it reads back whatever the JDK's Path is. */
-    private record Stored(String volumeId, String targetPath, String namespace, String podName, String podUid,
-            String serviceAccount, List<StoredFile> files, List<String> readFiles, String reloadSignal,
-            String reloadContainer) {
+    /**
+     * The file's JSON shape: plain strings, numbers and the attributes' map, so it reads back whatever the JDK's Path
+     * is. Adding an attribute to the volume context changes nothing here.
+     */
+    private record Stored(String volumeId, String targetPath, Map<String, String> attributes, PodOwners owners,
+            String reloadContainer, List<String> readFiles) {
 
         static Stored of(PublishedVolume v) {
-            List<StoredFile> files = v.files().stream().map(p -> new StoredFile(p.path(), p.key().audiences(),
-                    p.key().expirationSeconds(), p.mode(), p.uid(), p.gid())).toList();
-            PodIdentity pod = v.pod();
-            return new Stored(v.volumeId(), v.targetPath().toString(), pod.namespace(), pod.name(), pod.uid(),
-                    pod.serviceAccount(), files, v.readFiles().stream().sorted().toList(),
-                    v.reload() == null ? null : v.reload().signal().name(),
-                    v.reload() == null ? null : v.reload().container());
+            return new Stored(v.volumeId(), v.targetPath().toString(), new TreeMap<>(v.attributes()), v.owners(),
+                    v.reloadContainer(), v.readFiles().stream().sorted().toList());
         }
 
-        PublishedVolume toVolume() {
-            PodIdentity pod = new PodIdentity(namespace, podName, podUid, serviceAccount);
-            BoundObjectRef boundTo = BoundObjectRef.pod(podName, podUid);
-            List<Projection> projections = files.stream().map(f -> new Projection(
-                    new TokenKey(namespace, serviceAccount, f.audiences(), f.expirationSeconds(), boundTo),
-                    f.path(), f.mode(), f.uid(), f.gid())).toList();
-            // a record written before readFiles existed has none
-            // nor one written before reloadSignal existed any reload request
-            ReloadRequest reload = reloadSignal == null || reloadContainer == null ? null
-                    : ReloadSignal.of(reloadSignal).map(s -> new ReloadRequest(s, reloadContainer)).orElse(null);
-            return new PublishedVolume(volumeId, Path.of(targetPath), pod, projections,
-                    readFiles == null ? Set.of() : Set.copyOf(readFiles), reload);
+        PublishedVolume toVolume(Path file) throws InvalidProjectionException {
+            if (attributes == null) {
+                // written by a snapshot before the attributes were kept: it names the files field by field
+                throw new IllegalArgumentException(file + " is of an earlier snapshot's format, without the volume's "
+                        + "attributes; its pod gets its volume again when it is recreated");
+            }
+            return PublishedVolume.of(volumeId, Path.of(targetPath), attributes,
+                    owners == null ? new PodOwners(null, null) : owners, reloadContainer,
+                    readFiles == null ? Set.of() : Set.copyOf(readFiles));
         }
     }
-
-    private record StoredFile(String path, List<String> audiences, long expirationSeconds, int mode, Integer uid,
-            Integer gid) {}
 }

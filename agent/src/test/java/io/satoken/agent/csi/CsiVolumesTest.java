@@ -14,6 +14,7 @@ import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.PodOwners;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.refresh.RefreshListener;
@@ -52,6 +53,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -246,8 +248,8 @@ class CsiVolumesTest {
         agent.publish(target(), attributes("audience", "vault", "path", "a/token"));
 
         assertThat(source.calls()).isZero();
-        assertThat(agent.store.loadAll()).containsExactly(new PublishedVolume(VOLUME, target(), WEB, List.of(
-                new Projection(new TokenKey("shop", "app", List.of("vault"), 3600, BOUND), "a/token", 0644, null, null))));
+        assertThat(agent.store.loadAll()).singleElement().satisfies(v -> assertThat(v.files()).containsExactly(
+                new Projection(new TokenKey("shop", "app", List.of("vault"), 3600, BOUND), "a/token", 0644, null, null)));
     }
 
     @Test
@@ -886,8 +888,8 @@ class CsiVolumesTest {
     void resume_forgetsARecordOutsideThePodsDir_evenWhenSomethingIsMountedThere() throws Exception {
         Path elsewhere = Files.createDirectories(kubeletDir.resolve("elsewhere"));
         mounter.mountTmpfs(elsewhere);
-        agent.store.save(new PublishedVolume(VOLUME, elsewhere, WEB, List.of(
-                new Projection(new TokenKey("shop", "app", null, 3600, BOUND), "token", 0644, null, null))));
+        agent.store.save(PublishedVolume.of(VOLUME, elsewhere, attributes("expirationSeconds", "3600"),
+                new PodOwners(null, null), null, Set.of()));
 
         assertThat(agent.volumes.resume()).isEmpty();
         clock.runDue();

@@ -1,24 +1,31 @@
 package io.satoken.agent.csi;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.satoken.agent.projection.PodIdentity;
+import io.satoken.agent.projection.PodOwners;
 import io.satoken.agent.projection.Projection;
+import io.satoken.agent.testing.PodInfo;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Volume records: which files of a volume have a reader, kept for the next start. */
+/** Volume records: what a restarted agent reads a volume from, and which of its files have a reader. */
 class VolumeStoreTest {
 
     private static final PodIdentity POD = new PodIdentity("shop", "cart", "uid-1", "cart");
+    private static final PodOwners OWNERS = new PodOwners(null,
+            new PodOwners.Id(2000, "spec.securityContext.fsGroup"));
 
     @TempDir
     Path tmp;
@@ -27,12 +34,40 @@ class VolumeStoreTest {
     private PublishedVolume volume;
 
     @BeforeEach
-    void setUp() throws IOException {
+    void setUp() throws Exception {
         store = new VolumeStore(tmp.resolve("volumes"));
         store.create();
-        volume = new PublishedVolume("csi-1", tmp.resolve("pods/uid-1/volumes/kubernetes.io~csi/agent/mount"), POD,
-                List.of(new Projection(new TokenKey("shop", "cart", List.of("vault"), 600,
-                        BoundObjectRef.pod("cart", "uid-1")), "vault/token", 0640, null, 2000)));
+        volume = PublishedVolume.of("csi-1", tmp.resolve("pods/uid-1/volumes/kubernetes.io~csi/agent/mount"),
+                PodInfo.attributes(POD, "projections", "- {path: vault/token, audience: vault, expirationSeconds: 600,"
+                        + " mode: 0640}\n"), OWNERS, null, Set.of());
+    }
+
+    @Test
+    void aVolume_readsBackAsPublished_itsFilesFromItsAttributesAndTheResolvedOwners() throws IOException {
+        store.save(volume);
+
+        assertThat(store.loadAll()).containsExactly(volume);
+        assertThat(volume.files()).containsExactly(new Projection(new TokenKey("shop", "cart", List.of("vault"), 600,
+                BoundObjectRef.pod("cart", "uid-1")), "vault/token", 0640, null, 2000));
+    }
+
+    @Test
+    void theRecord_keepsTheAttributesVerbatim_soEveryPerFileFieldSurvivesARestart_withoutTheStoreNamingIt()
+            throws Exception {
+        // uid and gid of each file are fields of the projections list the store never names
+        PublishedVolume owned = PublishedVolume.of("csi-1", volume.targetPath(), PodInfo.attributes(POD,
+                "projections", "- {path: a, audience: vault, uid: 1001, gid: 3000, }\n"
+                        + "- {path: b, expirationSeconds: 7200}\n",
+                "reloadSignal", "SIGHUP"), OWNERS, "app", Set.of());
+
+        store.save(owned);
+
+        assertThat(store.loadAll()).singleElement().satisfies(v -> {
+            assertThat(v).isEqualTo(owned);
+            assertThat(v.files()).extracting(Projection::path, Projection::uid, Projection::gid)
+                    .containsExactly(tuple("a", 1001, 3000), tuple("b", null, 2000));
+            assertThat(v.reload().container()).isEqualTo("app");
+        });
     }
 
     @Test
@@ -41,8 +76,7 @@ class VolumeStoreTest {
         store.markRead("csi-1", "vault/token");
         store.markRead("csi-1", "vault/token");
 
-        assertThat(store.loadAll()).containsExactly(new PublishedVolume(volume.volumeId(), volume.targetPath(), POD,
-                volume.files(), Set.of("vault/token")));
+        assertThat(store.loadAll()).containsExactly(volume.withRead("vault/token"));
     }
 
     @Test
@@ -53,12 +87,35 @@ class VolumeStoreTest {
     }
 
     @Test
-    void recordFromBeforeReadFiles_loadsWithNoneRead() throws IOException {
+    void recordWithoutReadFiles_loadsWithNoneRead() throws IOException {
         store.save(volume);
         Path file = tmp.resolve("volumes/csi-1.json");
         Files.writeString(file, Files.readString(file).replace(",\"readFiles\":[]", ""));
         assertThat(Files.readString(file)).doesNotContain("readFiles");
 
         assertThat(store.loadAll()).singleElement().satisfies(v -> assertThat(v.readFiles()).isEmpty());
+    }
+
+    @Test
+    void aRecordOfTheEarlierFieldByFieldFormat_isLeftAlone_andTheOthersLoad() throws IOException {
+        store.save(volume);
+        Files.writeString(tmp.resolve("volumes/csi-0.json"), "{\"volumeId\":\"csi-0\",\"targetPath\":\"/x\","
+                + "\"namespace\":\"shop\",\"podName\":\"cart\",\"podUid\":\"uid-0\",\"serviceAccount\":\"cart\","
+                + "\"files\":[{\"path\":\"token\",\"expirationSeconds\":600,\"mode\":420}]}");
+
+        assertThat(store.loadAll()).containsExactly(volume);
+    }
+
+    @Test
+    void theRecord_neverHoldsTheKubeletsTokens() throws Exception {
+        Map<String, String> attributes = new HashMap<>(volume.attributes());
+        attributes.put("csi.storage.k8s.io/serviceAccount.tokens", "{\"vault\":{\"token\":\"secret-jwt\"}}");
+        PublishedVolume fromKubelet = PublishedVolume.of("csi-1", volume.targetPath(),
+                KubeletTokens.withoutTokens(attributes), OWNERS, null, Set.of());
+
+        store.save(fromKubelet);
+
+        assertThat(Files.readString(tmp.resolve("volumes/csi-1.json"))).doesNotContain("secret-jwt")
+                .doesNotContain("serviceAccount.tokens");
     }
 }
