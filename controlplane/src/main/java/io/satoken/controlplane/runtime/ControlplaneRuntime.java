@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.metrics.ProgramRegistry;
-import io.satoken.controlplane.webhook.WebhookServer;
+import io.satoken.controlplane.https.WebhookServer;
 import io.satoken.controlplane.webhook.AdmissionWebhook;
 import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.controller.Controller;

@@ -16,6 +16,9 @@ import io.satoken.controlplane.admission.PodMutation;
 import io.satoken.controlplane.admission.ServiceAccountAdmission;
 import io.satoken.controlplane.admission.ServiceAccountLookup;
 import io.satoken.controlplane.admission.VolumeNameSuffix;
+import io.satoken.controlplane.https.ServingCertificate;
+import io.satoken.controlplane.https.WebhookMetrics;
+import io.satoken.controlplane.https.WebhookServer;
 import io.satoken.controlplane.kube.Informers;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
@@ -143,7 +146,7 @@ public final class AdmissionWebhook implements AutoCloseable {
         this.agentCheck = check;
         this.paths = new TreeSet<>(paths.keySet());
         this.metrics = new WebhookMetrics(registry, settings.certificate());
-        this.server = new WebhookServer(settings.address(), settings.certificate(), Map.copyOf(paths),
+        this.server = new WebhookServer(settings.address(), settings.certificate(), new AdmissionEndpoint(paths),
                 settings.limits(), metrics, settings.reusePort());
     }
 

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubernetes.client.openapi.ApiClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.satoken.controlplane.https.ServingCertificate;
+import io.satoken.controlplane.https.WebhookServer;
 import io.satoken.controlplane.kube.Informers;
 import java.net.InetSocketAddress;
 import java.net.URI;

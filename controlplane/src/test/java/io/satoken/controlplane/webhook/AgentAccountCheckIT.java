@@ -21,6 +21,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
 import io.satoken.common.testing.RequiresKubeApiServer;
+import io.satoken.controlplane.https.ServingCertificate;
+import io.satoken.controlplane.https.WebhookServer;
 import io.satoken.controlplane.runtime.ControlplaneIT;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
 import java.net.InetSocketAddress;

@@ -50,8 +50,18 @@ public final class ReviewMemory {
     }
 
     /** A review whose pod has {@code n} containers of a name and an image. */
-    static byte[] containers(int n) {
-        return (HEAD + WebhookServerTest.pod(n) + "}}").getBytes(StandardCharsets.US_ASCII);
+    public static byte[] containers(int n) {
+        return (HEAD + pod(n) + "}}").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** A pod with {@code containers} containers of a name and an image. */
+    public static String pod(int containers) {
+        StringBuilder list = new StringBuilder();
+        for (int i = 0; i < containers; i++) {
+            list.append(i == 0 ? "" : ",").append("{\"name\":\"c").append(i).append("\",\"image\":\"i\"}");
+        }
+        return "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+                + "\"spec\":{\"containers\":[" + list + "]}}";
     }
 
     /** A review whose pod has {@code n} environment variables, each {@code {"name":"VAR_00001","value":"value"}}. */

@@ -17,6 +17,8 @@ import io.kubernetes.client.openapi.models.V1RuleWithOperations;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhook;
 import io.kubernetes.client.openapi.models.V1ValidatingWebhookConfiguration;
 import io.satoken.common.testing.KubeApiServer;
+import io.satoken.controlplane.https.ServingCertificate;
+import io.satoken.controlplane.https.WebhookServer;
 import io.satoken.controlplane.runtime.ControlplaneIT;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
 import java.net.InetSocketAddress;

@@ -1,6 +1,7 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import static io.satoken.controlplane.admission.AdmissionFixtures.account;
+import static io.satoken.controlplane.webhook.ReviewMemory.pod;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,6 +13,9 @@ import io.satoken.controlplane.admission.AdmissionFixtures;
 import io.satoken.controlplane.admission.PodMutation;
 import io.satoken.controlplane.admission.ServiceAccountAdmissionTest;
 import io.satoken.controlplane.admission.Verdict;
+import io.satoken.controlplane.webhook.AdmissionEndpoint;
+import io.satoken.controlplane.webhook.ReviewMemory;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -100,7 +104,8 @@ class WebhookServerTest {
             return Verdict.allow();
         };
         server = new WebhookServer(new InetSocketAddress("127.0.0.1", 0), served,
-                Map.of("/mutate/pods", pods, "/stuck", stuck), limits, new WebhookMetrics(registry, served));
+                new AdmissionEndpoint(Map.of("/mutate/pods", pods, "/stuck", stuck)), limits,
+                new WebhookMetrics(registry, served));
         server.start();
     }
 
@@ -528,15 +533,6 @@ class WebhookServerTest {
     }
 
     // --- helpers ---------------------------------------------------------------------------------
-
-    static String pod(int containers) {
-        StringBuilder list = new StringBuilder();
-        for (int i = 0; i < containers; i++) {
-            list.append(i == 0 ? "" : ",").append("{\"name\":\"c").append(i).append("\",\"image\":\"i\"}");
-        }
-        return "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
-                + "\"spec\":{\"containers\":[" + list + "]}}";
-    }
 
     /** An AdmissionReview of a pod with a 1,000,000-byte annotation: under 1 MiB, three fill 3 MiB. */
     private static byte[] largeReview() {

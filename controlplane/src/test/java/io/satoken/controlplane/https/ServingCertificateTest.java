@@ -1,8 +1,9 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

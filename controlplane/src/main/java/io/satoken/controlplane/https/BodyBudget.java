@@ -1,10 +1,10 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * How many bytes of AdmissionReview bodies the webhook holds at once, in all and per client. A request claims its
+ * How many bytes of request bodies the webhook holds at once, in all and per client. A request claims its
  * announced length when its headers arrive, before any of its body is read, and gives it back once it is answered,
  * so bodies still arriving and bodies waiting for a reviewer share one bound. Without it the webhook could hold
  * 1,024 queued reviews of 7 MiB each, plus whatever any number of connections were still sending.

@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,7 +17,7 @@ class ConnectionFailureLogTest {
     @Test
     void reset_isClosedWithOneDebugLine_withoutTheExceptionsClass() {
         try (CapturedLogs logs = CapturedLogs.start(LogLevel.DEBUG, LogFormat.TEXT)) {
-            EmbeddedChannel channel = new EmbeddedChannel(RequestDeadline.starting(Duration.ofSeconds(10), null));
+            EmbeddedChannel channel = new EmbeddedChannel(RequestDeadline.starting(Duration.ofSeconds(10), null, null));
 
             channel.pipeline().fireExceptionCaught(new IOException("Connection reset by peer"));
 
@@ -29,7 +29,7 @@ class ConnectionFailureLogTest {
     @Test
     void tlsHandshakeFailure_isSaidAsATlsFailure() {
         try (CapturedLogs logs = CapturedLogs.start(LogLevel.DEBUG, LogFormat.TEXT)) {
-            EmbeddedChannel channel = new EmbeddedChannel(RequestDeadline.starting(Duration.ofSeconds(10), null));
+            EmbeddedChannel channel = new EmbeddedChannel(RequestDeadline.starting(Duration.ofSeconds(10), null, null));
 
             channel.pipeline().fireExceptionCaught(new SSLHandshakeException("no cipher suites in common"));
 

@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,8 +17,10 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
+import io.satoken.controlplane.webhook.AdmissionEndpoint;
 import io.satoken.controlplane.admission.Admission;
 import io.satoken.controlplane.admission.Verdict;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -121,7 +123,7 @@ class WebhookClientAuthIT {
     private static WebhookServer webhook(ServingCertificate certificate, Admission admission,
             SimpleMeterRegistry registry) throws InterruptedException {
         WebhookServer webhook = new WebhookServer(new InetSocketAddress("127.0.0.1", 0), certificate,
-                Map.of("/validate", admission), WebhookServer.Limits.defaults(),
+                new AdmissionEndpoint(Map.of("/validate", admission)), WebhookServer.Limits.defaults(),
                 new WebhookMetrics(registry, certificate));
         webhook.start();
         return webhook;

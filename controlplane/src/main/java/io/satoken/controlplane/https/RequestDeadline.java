@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
@@ -10,7 +10,6 @@ import io.netty.util.Attribute;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.satoken.common.kube.Failures;
-import io.satoken.controlplane.admission.Verdict;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -29,21 +28,24 @@ final class RequestDeadline extends ChannelDuplexHandler {
     private final boolean starts;
     private final Duration requestTimeout;
     private final WebhookMetrics metrics;
+    /** What says the 408; null in the handler that stops the clock, which never answers. */
+    private final Endpoint endpoint;
 
-    private RequestDeadline(boolean starts, Duration requestTimeout, WebhookMetrics metrics) {
+    private RequestDeadline(boolean starts, Duration requestTimeout, WebhookMetrics metrics, Endpoint endpoint) {
         this.starts = starts;
         this.requestTimeout = requestTimeout;
         this.metrics = metrics;
+        this.endpoint = endpoint;
     }
 
-    /** The handler before the HTTP decoder, which starts the clock. */
-    static RequestDeadline starting(Duration requestTimeout, WebhookMetrics metrics) {
-        return new RequestDeadline(true, requestTimeout, metrics);
+    /** The handler before the HTTP decoder, which starts the clock and answers 408 when it runs out. */
+    static RequestDeadline starting(Duration requestTimeout, WebhookMetrics metrics, Endpoint endpoint) {
+        return new RequestDeadline(true, requestTimeout, metrics, endpoint);
     }
 
     /** The handler after the HTTP decoder, which stops the clock. */
     static RequestDeadline stopping(Duration requestTimeout, WebhookMetrics metrics) {
-        return new RequestDeadline(false, requestTimeout, metrics);
+        return new RequestDeadline(false, requestTimeout, metrics, null);
     }
 
     /** Stops the clock of {@code channel}'s request, which has been answered some other way. */
@@ -60,8 +62,8 @@ final class RequestDeadline extends ChannelDuplexHandler {
         if (starts && timer.get() == null) {
             timer.set(ctx.executor().schedule(() -> {
                 metrics.answered("other", "timeout", requestTimeout);
-                WebhookResponses.review(ctx, HttpResponseStatus.REQUEST_TIMEOUT, null, Verdict.invalid(
-                        "the request did not arrive within " + requestTimeout.toSeconds() + "s"), false);
+                WebhookResponses.refusal(ctx, endpoint, HttpResponseStatus.REQUEST_TIMEOUT,
+                        "the request did not arrive within " + requestTimeout.toSeconds() + "s", false);
             }, requestTimeout.toMillis(), TimeUnit.MILLISECONDS));
         }
         if (!starts && message instanceof LastHttpContent) {

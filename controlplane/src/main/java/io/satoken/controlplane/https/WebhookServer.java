@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -12,11 +12,9 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.channel.socket.nio.NioChannelOption;
-import io.satoken.controlplane.admission.Admission;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -26,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTPS server the API server calls: AdmissionReview v1 in, AdmissionReview v1 out, over TLS 1.2+.
+ * The HTTPS server the API server calls, over TLS 1.2+: JSON in, the {@link Endpoint}'s JSON out.
  *
  * <p>Each request, in order:
  * <ol>
@@ -37,15 +35,16 @@ import org.slf4j.LoggerFactory;
  *       or its client's past {@code clientBodyBytes}, is refused (503) likewise (see {@link BodyBudget}); a body
  *       that falls behind its {@link BodyPace} is cut (408) and its claim given back;</li>
  *   <li>only {@code POST} to a known path with a JSON body is reviewed (else 405, 404 or 415);</li>
- *   <li>the review runs on a worker pool, never on the network threads, because a ServiceAccount lookup may
- *       wait on the API server; a full pool answers at once (503) rather than queueing without bound;</li>
- *   <li>a review that takes longer than {@code reviewTimeout} is answered as denied (503).</li>
+ *   <li>the endpoint answers on a worker pool, never on the network threads, because an answer may wait on the
+ *       API server; a full pool answers at once (503) rather than queueing without bound;</li>
+ *   <li>an answer that takes longer than {@code reviewTimeout} is replaced by the endpoint's late answer.</li>
  * </ol>
- * Every answer that is not a 404/405 carries an AdmissionReview body; a review the webhook could not
- * make sense of is denied with a message saying why, never answered with a stack trace.
+ * Every answer that is not a 404/405 carries a body the endpoint wrote, the server's own refusals included
+ * ({@link Endpoint#refusal}), so the client reads every one in the same format.
  *
- * <p>Step 2 is {@link RequestDeadline}, {@link BodyClaim} and {@link BodyLimit}; steps 3–5 are {@link ReviewHandler};
- * {@link WebhookResponses} writes every answer. This class assembles them into the pipeline and runs the threads.
+ * <p>Step 2 is {@link RequestDeadline}, {@link BodyClaim} and {@link BodyLimit}; steps 3–5 are
+ * {@link RequestHandler}; {@link WebhookResponses} writes every answer. This class assembles them into the pipeline
+ * and runs the threads.
  *
  * <p>{@link #drain} stops it without failing a review: it stops reporting itself {@link #serving()} (so the
  * readiness check fails and the Service stops sending it new connections) but goes on answering for a delay,
@@ -84,14 +83,14 @@ public final class WebhookServer implements AutoCloseable {
         }
 
         /**
-         * 7 MiB bodies (an AdmissionReview holds up to two objects of etcd's 1.5 MiB, JSON-encoded); a request
+         * 7 MiB bodies (the API server's review holds up to two objects of etcd's 1.5 MiB, JSON-encoded); a request
          * must arrive within 10 s and be reviewed within 8 s, inside the API server's 10 s default; keep-alive
          * connections close after 90 s idle, as Go's HTTP client closes its own. Bodies held at once, and what
-         * their parses keep ({@link ReviewReader} claims it from the same budget): a quarter of the heap, never less
-         * than one body of the largest size (96 MiB of a 384 MiB heap, a 512 MiB limit at 75%). One client holds at
-         * most a quarter of that, so four clients, the API server among them, each have room whatever the others
-         * send. After a 1 s grace a body keeps 64 KiB/s or the pace that makes the 10 s deadline, whichever is
-         * faster.
+         * their parses keep (the endpoint claims it from the same budget: {@link Endpoint.Memory}): a quarter of the
+         * heap, never less than one body of the largest size (96 MiB of a 384 MiB heap, a 512 MiB limit at 75%). One
+         * client holds at most a quarter of that, so four clients, the API server among them, each have room
+         * whatever the others send. After a 1 s grace a body keeps 64 KiB/s or the pace that makes the 10 s
+         * deadline, whichever is faster.
          */
         static Limits forHeap(long heapBytes) {
             int maxBody = 7 * 1024 * 1024;
@@ -127,7 +126,7 @@ public final class WebhookServer implements AutoCloseable {
 
     private final InetSocketAddress requested;
     private final ServingCertificate certificate;
-    private final Map<String, Admission> routes;
+    private final Endpoint endpoint;
     private final Limits limits;
     private final WebhookMetrics metrics;
     private final BodyBudget budget;
@@ -139,9 +138,9 @@ public final class WebhookServer implements AutoCloseable {
     private ThreadPoolExecutor reviewers;
     private Channel listener;
 
-    public WebhookServer(InetSocketAddress address, ServingCertificate certificate, Map<String, Admission> routes,
+    public WebhookServer(InetSocketAddress address, ServingCertificate certificate, Endpoint endpoint,
             Limits limits, WebhookMetrics metrics) {
-        this(address, certificate, routes, limits, metrics, false);
+        this(address, certificate, endpoint, limits, metrics, false);
     }
 
     /**
@@ -149,15 +148,15 @@ public final class WebhookServer implements AutoCloseable {
      *     same address and the kernel shares new connections between them: the overlap a rolling update of pods
      *     on the host's network needs on one node
      */
-    public WebhookServer(InetSocketAddress address, ServingCertificate certificate, Map<String, Admission> routes,
+    public WebhookServer(InetSocketAddress address, ServingCertificate certificate, Endpoint endpoint,
             Limits limits, WebhookMetrics metrics, boolean reusePort) {
         this.reusePort = reusePort;
         this.requested = address;
         this.certificate = certificate;
-        this.routes = Map.copyOf(routes);
+        this.endpoint = endpoint;
         this.limits = limits;
         this.metrics = metrics;
-        metrics.expect(this.routes.keySet());
+        metrics.expect(endpoint.paths());
         this.budget = new BodyBudget(limits.bodyBudgetBytes(), limits.clientBodyBytes());
     }
 
@@ -185,14 +184,15 @@ public final class WebhookServer implements AutoCloseable {
                                 .addLast("tls", certificate.context().newHandler(channel.alloc()))
                                 .addLast("idle", new IdleStateHandler(0, 0, limits.idleTimeout().toMillis(),
                                         TimeUnit.MILLISECONDS))
-                                .addLast("request-started", RequestDeadline.starting(limits.requestTimeout(), metrics))
+                                .addLast("request-started", RequestDeadline.starting(limits.requestTimeout(), metrics,
+                                        endpoint))
                                 .addLast("http", new HttpServerCodec())
                                 .addLast("in-flight", inFlight)
                                 .addLast("request-received", RequestDeadline.stopping(limits.requestTimeout(), metrics))
                                 .addLast("body-budget", new BodyClaim(budget, limits.maxBodyBytes(), limits.pace(),
-                                        limits.paceTick(), System::nanoTime, metrics))
-                                .addLast("aggregate", new BodyLimit(limits.maxBodyBytes(), metrics))
-                                .addLast("review", new ReviewHandler(routes, reviewers, limits, metrics));
+                                        limits.paceTick(), System::nanoTime, metrics, endpoint))
+                                .addLast("aggregate", new BodyLimit(limits.maxBodyBytes(), metrics, endpoint))
+                                .addLast("review", new RequestHandler(endpoint, reviewers, limits, metrics));
                     }
                 });
         listener = bootstrap.bind(requested).sync().channel();

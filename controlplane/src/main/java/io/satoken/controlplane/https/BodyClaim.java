@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -10,7 +10,6 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.satoken.controlplane.admission.Verdict;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -35,6 +34,7 @@ final class BodyClaim extends ChannelInboundHandlerAdapter {
     private final Duration tick;
     private final LongSupplier nanoTime;
     private final WebhookMetrics metrics;
+    private final Endpoint endpoint;
     private boolean dropping;
     /** The body arriving under a claim: its claimed bytes, those received, when its headers came, its pace check. */
     private long claimed;
@@ -46,15 +46,17 @@ final class BodyClaim extends ChannelInboundHandlerAdapter {
      * @param pace the pace an arriving body must keep, or null for none
      * @param tick how often an arriving body's pace is checked
      * @param nanoTime the clock the pace is measured by ({@link System#nanoTime})
+     * @param endpoint what says the 503s and 408s
      */
     BodyClaim(BodyBudget budget, int maxBodyBytes, BodyPace pace, Duration tick, LongSupplier nanoTime,
-            WebhookMetrics metrics) {
+            WebhookMetrics metrics, Endpoint endpoint) {
         this.budget = budget;
         this.maxBodyBytes = maxBodyBytes;
         this.pace = pace;
         this.tick = tick;
         this.nanoTime = nanoTime;
         this.metrics = metrics;
+        this.endpoint = endpoint;
     }
 
     /** Takes the channel's claim over from this handler; {@code NONE} when there is none. */
@@ -81,8 +83,8 @@ final class BodyClaim extends ChannelInboundHandlerAdapter {
                 dropping = !(message instanceof LastHttpContent);
                 ReferenceCountUtil.release(message);
                 metrics.answered("other", "overloaded", Duration.ZERO);
-                WebhookResponses.review(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, null,
-                        Verdict.unavailable(refused(client, claim, length)), HttpUtil.isKeepAlive(request));
+                WebhookResponses.refusal(ctx, endpoint, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        refused(client, claim, length), HttpUtil.isKeepAlive(request));
                 return;
             }
             BodyBudget.Reservation previous = ctx.channel().attr(RESERVATION).getAndSet(reservation);
@@ -136,8 +138,8 @@ final class BodyClaim extends ChannelInboundHandlerAdapter {
         take(ctx).release();
         RequestDeadline.cancel(ctx.channel()); // this answer is the request's one
         metrics.answered(WebhookMetrics.OTHER, "timeout", elapsed);
-        WebhookResponses.review(ctx, HttpResponseStatus.REQUEST_TIMEOUT, null,
-                Verdict.invalid(pace.message(claimed, received, elapsed)), false);
+        WebhookResponses.refusal(ctx, endpoint, HttpResponseStatus.REQUEST_TIMEOUT,
+                pace.message(claimed, received, elapsed), false);
     }
 
     /** Why a claim of {@code claim} bytes did not fit; {@code length} is the announced one, -1 when none was. */

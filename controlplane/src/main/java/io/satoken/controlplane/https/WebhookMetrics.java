@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * paths outside the routes count under {@code other}. {@link #expect} puts every result a path can
  * have at 0, so rates and alerts have their series from the first scrape.
  */
-final class WebhookMetrics {
+public final class WebhookMetrics {
 
     static final String OTHER = "other";
     /** What a route's review can end as; {@code patched} only where the route mutates. */
@@ -40,7 +40,7 @@ final class WebhookMetrics {
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
     private final Counter reloads;
 
-    WebhookMetrics(MeterRegistry registry, ServingCertificate certificate) {
+    public WebhookMetrics(MeterRegistry registry, ServingCertificate certificate) {
         this.registry = registry;
         Gauge.builder("satoken_webhook_certificate_expiry_timestamp_seconds",
                         () -> certificate.notAfter().getEpochSecond())
@@ -62,7 +62,8 @@ final class WebhookMetrics {
         }
     }
 
-    void reloaded() {
+    /** Counts a reload of the serving certificate. */
+    public void reloaded() {
         reloads.increment();
     }
 

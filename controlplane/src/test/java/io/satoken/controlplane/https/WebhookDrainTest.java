@@ -1,10 +1,12 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import io.satoken.controlplane.admission.Admission;
 import io.satoken.controlplane.admission.Verdict;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.satoken.controlplane.webhook.AdmissionEndpoint;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -65,8 +67,8 @@ class WebhookDrainTest {
                 Duration.ofSeconds(30), Duration.ofSeconds(30), 2, 4, 8 * 1024 * 1024, 8 * 1024 * 1024, 0,
                 Duration.ZERO);
         server = new WebhookServer(new InetSocketAddress("127.0.0.1", 0), certificate,
-                Map.of("/held", held, "/quick", quick), limits, new WebhookMetrics(new SimpleMeterRegistry(),
-                        certificate));
+                new AdmissionEndpoint(Map.of("/held", held, "/quick", quick)), limits,
+                new WebhookMetrics(new SimpleMeterRegistry(), certificate));
         server.start();
     }
 
@@ -138,7 +140,7 @@ class WebhookDrainTest {
     void reusePort_aSecondServerOnTheSamePort_listensToo_withoutIt_isRefused() throws Exception {
         ServingCertificate certificate = ServingCertificate.load(pair.cert(), pair.key());
         WebhookServer.Limits limits = WebhookServer.Limits.defaults();
-        Map<String, Admission> routes = Map.of("/quick", request -> Verdict.allow());
+        AdmissionEndpoint routes = new AdmissionEndpoint(Map.of("/quick", request -> Verdict.allow()));
         WebhookServer first = new WebhookServer(new InetSocketAddress("127.0.0.1", 0), certificate, routes, limits,
                 new WebhookMetrics(new SimpleMeterRegistry(), certificate), true);
         first.start();

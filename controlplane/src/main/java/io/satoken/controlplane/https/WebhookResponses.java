@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -9,19 +9,23 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
-import io.satoken.controlplane.admission.Verdict;
 import java.nio.charset.StandardCharsets;
 
-/** Writes the webhook's HTTP answers: an AdmissionReview for a verdict, or a line of text for a 404 or 405. */
+/** Writes the webhook's HTTP answers: a JSON body from the {@link Endpoint}, or a line of text for a 404 or 405. */
 final class WebhookResponses {
 
     private WebhookResponses() {
     }
 
-    /** Answers with the response review of {@code verdict} for {@code uid} (null when the request never said it). */
-    static void review(ChannelHandlerContext ctx, HttpResponseStatus status, String uid, Verdict verdict,
+    /** Answers with {@code body}, the endpoint's JSON. */
+    static void json(ChannelHandlerContext ctx, HttpResponseStatus status, byte[] body, boolean keepAlive) {
+        write(ctx, status, body, HttpHeaderValues.APPLICATION_JSON, keepAlive);
+    }
+
+    /** Answers with the endpoint's body for a refusal with {@code status}, saying {@code message}. */
+    static void refusal(ChannelHandlerContext ctx, Endpoint endpoint, HttpResponseStatus status, String message,
             boolean keepAlive) {
-        write(ctx, status, AdmissionReviews.write(uid, verdict), HttpHeaderValues.APPLICATION_JSON, keepAlive);
+        json(ctx, status, endpoint.refusal(status.code(), message), keepAlive);
     }
 
     /** Answers with {@code text} as one line of plain text. */

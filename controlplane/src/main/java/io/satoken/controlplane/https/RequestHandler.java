@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.https;
 
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
@@ -11,13 +11,10 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.satoken.common.kube.Failures;
-import io.satoken.controlplane.admission.Admission;
-import io.satoken.controlplane.admission.AdmissionRequest;
-import io.satoken.controlplane.admission.Verdict;
-import io.satoken.controlplane.admission.view.InvalidReviewException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
-import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -28,21 +25,27 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@link WebhookServer}'s steps 3–5: a whole request is checked (path, method, content type), then reviewed on the
- * worker pool within the review deadline; whichever of the review and the deadline comes first answers.
+ * {@link WebhookServer}'s steps 3–5: a whole request is checked (path, method, content type), then answered by the
+ * {@link Endpoint} on the worker pool within the review deadline; whichever of the answer and the deadline comes
+ * first is sent.
  */
-final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+final class RequestHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private static final Logger log = LoggerFactory.getLogger(WebhookServer.class); // logged as the server's
 
-    private final Map<String, Admission> routes;
+    private final Endpoint endpoint;
+    private final Set<String> paths;
+    /** The paths, sorted, for the 404's text. */
+    private final List<String> served;
     private final ThreadPoolExecutor reviewers;
     private final WebhookServer.Limits limits;
     private final WebhookMetrics metrics;
 
-    ReviewHandler(Map<String, Admission> routes, ThreadPoolExecutor reviewers, WebhookServer.Limits limits,
+    RequestHandler(Endpoint endpoint, ThreadPoolExecutor reviewers, WebhookServer.Limits limits,
             WebhookMetrics metrics) {
-        this.routes = routes;
+        this.endpoint = endpoint;
+        this.paths = Set.copyOf(endpoint.paths());
+        this.served = paths.stream().sorted().toList();
         this.reviewers = reviewers;
         this.limits = limits;
         this.metrics = metrics;
@@ -52,7 +55,7 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
         BodyBudget.Reservation claim = BodyClaim.take(ctx);
         try {
-            review(ctx, request, claim);
+            answer(ctx, request, claim);
         } catch (RuntimeException e) {
             claim.release();
             throw e;
@@ -67,16 +70,15 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     /** Answers {@code request}, giving {@code claim} back when it has. */
-    private void review(ChannelHandlerContext ctx, FullHttpRequest request, BodyBudget.Reservation claim) {
+    private void answer(ChannelHandlerContext ctx, FullHttpRequest request, BodyBudget.Reservation claim) {
         long started = System.nanoTime();
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         String path = new QueryStringDecoder(request.uri()).path();
-        Admission admission = routes.get(path);
-        if (admission == null) {
+        if (!paths.contains(path)) {
             claim.release();
             metrics.answered(WebhookMetrics.OTHER, "invalid", Duration.ZERO);
             WebhookResponses.plain(ctx, HttpResponseStatus.NOT_FOUND, "no webhook at " + path + "; serving "
-                    + String.join(", ", routes.keySet().stream().sorted().toList()), keepAlive);
+                    + String.join(", ", served), keepAlive);
             return;
         }
         if (!HttpMethod.POST.equals(request.method())) {
@@ -89,49 +91,34 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (!contentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
             claim.release();
             metrics.answered(path, "invalid", Duration.ZERO);
-            WebhookResponses.review(ctx, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, null, Verdict.invalid(
-                    "Content-Type must be application/json, got \"" + contentType + "\""), keepAlive);
+            WebhookResponses.refusal(ctx, endpoint, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type must be application/json, got \"" + contentType + "\"", keepAlive);
             return;
         }
-        dispatch(ctx, path, admission, ByteBufUtil.getBytes(request.content()), claim, keepAlive, started);
+        dispatch(ctx, path, ByteBufUtil.getBytes(request.content()), claim, keepAlive, started);
     }
 
-    /** Step 4 and 5: the review on the worker pool, raced against its deadline on the connection's thread. */
-    private void dispatch(ChannelHandlerContext ctx, String path, Admission admission, byte[] body,
-            BodyBudget.Reservation claim, boolean keepAlive, long started) {
+    /** Step 4 and 5: the answer on the worker pool, raced against its deadline on the connection's thread. */
+    private void dispatch(ChannelHandlerContext ctx, String path, byte[] body, BodyBudget.Reservation claim,
+            boolean keepAlive, long started) {
         AtomicBoolean answered = new AtomicBoolean();
-        // the review usually answers within a millisecond; its deadline timer is dropped then, not kept for seconds
+        // the answer usually comes within a millisecond; its deadline timer is dropped then, not kept for seconds
         AtomicReference<ScheduledFuture<?>> timer = new AtomicReference<>();
-        String[] uid = new String[1];
+        // what answering keeps is claimed beside the body, in the name of the same client
+        Endpoint.Exchange exchange = endpoint.exchange(path, body, claim::grow);
         Future<?> review;
         try {
             review = reviewers.submit(() -> {
-                Verdict verdict;
-                String result;
+                Endpoint.Answer answer;
                 try {
-                    // what the parse keeps is claimed beside the body, in the name of the same client
-                    AdmissionRequest parsed = AdmissionReviews.read(body, uid, claim::grow);
-                    verdict = admission.review(parsed);
-                    result = verdict instanceof Verdict.Denied ? "denied"
-                            : verdict instanceof Verdict.Patched ? "patched" : "allowed";
-                } catch (InvalidReviewException e) {
-                    verdict = Verdict.invalid(e.getMessage());
-                    result = "invalid";
-                } catch (ReviewOverloadException e) {
-                    verdict = Verdict.unavailable(e.getMessage());
-                    result = "overloaded";
+                    answer = exchange.answer();
                 } catch (InterruptedException e) {
                     return; // the deadline answered already
-                } catch (RuntimeException e) {
-                    log.error("webhook {}: review failed", path, e);
-                    verdict = Verdict.unavailable("the webhook failed to review the request: " + Failures.inWords(e));
-                    result = "error";
                 }
                 if (answered.compareAndSet(false, true)) {
                     claim.release();
-                    metrics.answered(path, result, Duration.ofNanos(System.nanoTime() - started));
-                    Verdict answer = verdict;
-                    ctx.executor().execute(() -> WebhookResponses.review(ctx, HttpResponseStatus.OK, uid[0], answer,
+                    metrics.answered(path, answer.result(), Duration.ofNanos(System.nanoTime() - started));
+                    ctx.executor().execute(() -> WebhookResponses.json(ctx, HttpResponseStatus.OK, answer.body(),
                             keepAlive));
                     ScheduledFuture<?> deadline = timer.getAndSet(null);
                     if (deadline != null) {
@@ -142,9 +129,8 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         } catch (RejectedExecutionException e) {
             claim.release();
             metrics.answered(path, "overloaded", Duration.ZERO);
-            WebhookResponses.review(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, null,
-                    Verdict.unavailable("the webhook is overloaded; " + limits.queue() + " reviews are waiting"),
-                    keepAlive);
+            WebhookResponses.refusal(ctx, endpoint, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "the webhook is overloaded; " + limits.queue() + " reviews are waiting", keepAlive);
             return;
         }
         ScheduledFuture<?> deadline = ctx.executor().schedule(() -> {
@@ -154,7 +140,7 @@ final class ReviewHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 reviewers.remove((Runnable) review);
                 claim.release();
                 metrics.answered(path, "timeout", limits.reviewTimeout());
-                WebhookResponses.review(ctx, HttpResponseStatus.OK, uid[0], Verdict.unavailable(
+                WebhookResponses.json(ctx, HttpResponseStatus.OK, exchange.late(
                         "the webhook did not decide within " + limits.reviewTimeout().toMillis() + "ms"), keepAlive);
             }
         }, limits.reviewTimeout().toMillis(), TimeUnit.MILLISECONDS);
