@@ -221,6 +221,8 @@ if $runtime; then
     case $jar in *.jar) (cd "$natives" && "$jdk/bin/jar" xf "$jar" META-INF/native com/sun/jna 2>/dev/null) || true ;; esac
   done
   while IFS= read -r -d '' native; do
+    # JNA's directories of other systems hold ELFs of the same architecture (FreeBSD's load libc.so.7)
+    case ${native#"$natives"} in */com/sun/jna/*) case $native in */com/sun/jna/linux-*) ;; *) continue ;; esac ;; esac
     # ldd says "not a dynamic executable" for another architecture's library (copy_package_libraries checks
     # the machine): nothing is copied for it
     copy_libraries "$native"
