@@ -7,6 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * A satoken image archive, {@code <module>/target/<program>-image.tar} (mvn -Pimages package), unpacked: an OCI
@@ -31,6 +34,19 @@ final class ImageArchive {
     /** The archive of {@code program} (satoken-agent, satoken-controlplane) in this tree. */
     static Path of(String program) {
         return E2E.repo().resolve(program.substring("satoken-".length()) + "/target/" + program + "-image.tar");
+    }
+
+    /**
+     * The full name deploy/images/kustomization.yaml gives {@code program}'s image (newName:newTag): the one
+     * place that names the images, which the archives must carry too.
+     */
+    static String nameInImagesComponent(String program) throws Exception {
+        Yaml yaml = new Yaml(new SafeConstructor(new LoaderOptions()));
+        Map<?, ?> component = yaml.load(Files.readString(E2E.repo().resolve("deploy/images/kustomization.yaml")));
+        Map<?, ?> image = ((List<?>) component.get("images")).stream().map(i -> (Map<?, ?>) i)
+                .filter(i -> program.equals(i.get("name"))).findFirst()
+                .orElseThrow(() -> new AssertionError("deploy/images/kustomization.yaml names no " + program));
+        return image.get("newName") + ":" + image.get("newTag");
     }
 
     /** Unpacks {@code archive} into {@code into} (created). */

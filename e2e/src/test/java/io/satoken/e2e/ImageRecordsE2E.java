@@ -145,15 +145,11 @@ class ImageRecordsE2E {
     @Test
     void imageArchives_carryTheNamesTheImagesComponentGivesThem(@TempDir Path dir) throws Exception {
         // deploy/images/kustomization.yaml is the one place that names the images; the pom's Jib <to> must agree
-        Yaml yaml = new Yaml(new SafeConstructor(new LoaderOptions()));
-        Map<?, ?> component = yaml.load(Files.readString(E2E.repo().resolve("deploy/images/kustomization.yaml")));
         List<String> programs = PROGRAMS.stream().filter(p -> Files.isRegularFile(ImageArchive.of(p))).toList();
         skipUnless(!programs.isEmpty(), "the image archives (mvn -B -q -DskipTests -Pimages package)");
         for (String program : programs) {
-            Map<?, ?> image = ((List<?>) component.get("images")).stream().map(i -> (Map<?, ?>) i)
-                    .filter(i -> program.equals(i.get("name"))).findFirst().orElseThrow();
             ImageArchive archive = ImageArchive.unpack(ImageArchive.of(program), dir.resolve(program));
-            assertThat(archive.name()).as(program).isEqualTo(image.get("newName") + ":" + image.get("newTag"));
+            assertThat(archive.name()).as(program).isEqualTo(ImageArchive.nameInImagesComponent(program));
         }
     }
 
