@@ -7,10 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,10 +24,13 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * The linux/arm64 images run: their files, unpacked from the archive by following its image index, start
  * both programs under qemu's user-mode emulator, which needs neither an arm64 machine nor binfmt_misc.
  *
- * <p>{@code qemu-aarch64-static -L ROOT} runs the image's java with ROOT as the prefix of every absolute path
- * the program opens when it exists there: the loader, the libraries, {@code @/app/jib-classpath-file} and the
- * jars come from the image; a path only the host has (the config) is the host's. The launcher script cannot
- * run so (dash would exec an arm64 program, which needs binfmt): the test runs the command it runs.
+ * <p>{@code qemu-aarch64-static -L ROOT} runs the image's java with ROOT as the prefix of the absolute paths
+ * the program opens when they exist there: the loader, the libraries and the runtime's modules come from the
+ * image; a path only the host has (the config) is the host's. The launcher script cannot run so (dash would
+ * exec an arm64 program, which needs binfmt): the test runs the java command it runs, with one change. The
+ * class path is the image's {@code /app/jib-classpath-file} with ROOT before each entry, because the prefix
+ * does not reach every call the JDK makes to open a jar: with {@code -cp @/app/jib-classpath-file} qemu 7.2
+ * finds {@code /app/classes} but none of the jars under {@code /app/libs}.
  */
 class Arm64ImageE2E {
 
@@ -54,7 +59,9 @@ class Arm64ImageE2E {
                 String.valueOf(((Map<?, ?>) configMap.get("data")).get("agent.yaml")));
 
         Commands.Result result = Commands.run("arm64-satoken-agent-validate",
-                java(root, "satoken-agent", "validate", "--config", config.toString()), TIMEOUT);
+                // the node's name, which the DaemonSet gives it in NODE_NAME
+                java(root, "satoken-agent", "validate", "--config", config.toString(), "--node-name", "arm64-node"),
+                TIMEOUT);
 
         assertThat(result.exit()).as(result.output()).isZero();
     }
@@ -76,12 +83,14 @@ class Arm64ImageE2E {
         String launcher = Files.readString(root.resolve("usr/local/bin/" + program));
         Matcher main = Pattern.compile("-cp @/app/jib-classpath-file (\\S+)").matcher(launcher);
         assertThat(main.find()).as("the launcher's java command: " + launcher).isTrue();
+        String classPath = Arrays.stream(Files.readString(root.resolve("app/jib-classpath-file")).strip().split(":"))
+                .map(entry -> root + entry).collect(Collectors.joining(":"));
         List<String> command = new ArrayList<>(List.of("qemu-aarch64-static", "-L", root.toString(),
                 root.resolve("opt/java/openjdk/bin/java").toString(),
                 "-XX:-CreateCoredumpOnCrash",
                 // the C1 compiler only, no class data sharing: a shorter start under emulation
                 "-XX:TieredStopAtLevel=1", "-Xshare:off",
-                "-cp", "@/app/jib-classpath-file", main.group(1)));
+                "-cp", classPath, main.group(1)));
         command.addAll(List.of(args));
         return command;
     }
