@@ -64,6 +64,7 @@ class Arm64ImageE2E {
                 TIMEOUT);
 
         assertThat(result.exit()).as(result.output()).isZero();
+        assertThat(result.output()).contains("OK: " + config + ": mode csi", "CSI node arm64-node");
     }
 
     /** The files of {@code program}'s arm64 image, unpacked under {@code dir}; skips loudly without what it needs. */
