@@ -13,7 +13,8 @@
 #
 # Each package is fetched at the version apt's lists name as the candidate, with apt-get download, into
 # $SATOKEN_DEB_CACHE/ARCH (default ~/.cache/satoken-images/debs/ARCH); a .deb already there is not fetched
-# again, so a rebuild needs no network until apt-get update brings newer versions. The sysroot is kept in the
+# again, so a rebuild needs no network until apt-get update brings newer versions (and then, offline, the
+# newest version in the cache is used, with a warning). The sysroot is kept in the
 # cache too, named after the exact .debs it holds: unpacking the JDK takes most of a minute, and both
 # images, and every rebuild, use the same one.
 set -euo pipefail
@@ -44,8 +45,13 @@ for pkg in "${packages[@]}"; do
     # as root, apt warns that it downloads unsandboxed: harmless here
     (cd "$cache" && apt-get download -q "$pkg:$arch=$version" 2>&1 | grep -v 'unsandboxed' >&2) || true
     if [ ! -s "$deb" ]; then
-      echo "debian-sysroot.sh: could not download $pkg:$arch=$version" >&2
-      exit 2
+      # offline, with lists newer than the cache: the newest version already here, said loudly
+      deb=$(find "$cache" -maxdepth 1 -name "${pkg}_*_$arch.deb" | sort -V | tail -n 1)
+      if [ -z "$deb" ]; then
+        echo "debian-sysroot.sh: could not download $pkg:$arch=$version, and no version of it is in $cache" >&2
+        exit 2
+      fi
+      echo "debian-sysroot.sh: WARNING: could not download $pkg:$arch=$version; using ${deb##*/}" >&2
     fi
   fi
   debs+=("$deb")
