@@ -90,7 +90,8 @@ class ImageRecordsE2E {
                 List<String> unlisted = new ArrayList<>();
                 for (String file : files) {
                     boolean copied = file.matches("(lib|lib64|usr/lib)/.*\\.so[.0-9]*") || file.matches("bin/[^/]+");
-                    if (copied && (!packages.contains("\n/" + file + "\t") || packages.contains("\n/" + file + "\t-\t"))) {
+                    String row = "\n/" + file + "\t";
+                    if (copied && (!packages.contains(row) || packages.contains(row + "-\t"))) {
                         unlisted.add(file);
                     }
                 }
@@ -174,7 +175,8 @@ class ImageRecordsE2E {
                     Map<?, ?> selector = (Map<?, ?>) podSpec.get("nodeSelector");
                     assertThat(selector).as(manifests + ": nodeSelector").isNotNull();
                     assertThat(selector.get("kubernetes.io/os")).as(manifests).isEqualTo("linux");
-                    assertThat(selector.containsKey("kubernetes.io/arch")).as(manifests + ": one architecture").isFalse();
+                    assertThat(selector.containsKey("kubernetes.io/arch")).as(manifests + ": one architecture")
+                            .isFalse();
                     assertThat(requiredArchitectures(podSpec)).as(manifests + ": nodeAffinity, kubernetes.io/arch In")
                             .containsExactlyInAnyOrderElementsOf(arches);
                 }
