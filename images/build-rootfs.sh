@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Builds the files of a satoken image from what this machine has, for Jib to lay on an empty ("scratch")
-# base: a Java runtime jlink'd from the build JDK, the shared libraries that runtime and the other programs
-# load (copied from this machine), dash as /bin/sh for the launcher and, for the agent, util-linux's mount
-# and umount. No base image is pulled: none can be here.
+# Builds the files of a satoken image for one architecture, for Jib to lay on an empty ("scratch") base: a
+# Java runtime jlink'd from the build JDK, the shared libraries that runtime and the other programs load, dash
+# as /bin/sh for the launcher and, for the agent, util-linux's mount and umount. No base image is pulled: none
+# can be here. For this machine's architecture, they are copied from this machine; for another one, from that
+# architecture's Debian packages, downloaded and unpacked by debian-sysroot.sh (the jlink of this machine's
+# JDK then links that architecture's jmods).
 #
-#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--classpath JARS] [--modules LIST] [--mount] [--no-runtime]
-#                   [--sbom FILE] [--sbom-out DIR]
+#   build-rootfs.sh OUT PROGRAM MAIN_CLASS [--arch ARCH] [--classpath JARS] [--modules LIST] [--mount]
+#                   [--no-runtime] [--sbom FILE] [--sbom-out DIR]
 #
 #   OUT           the directory to fill (emptied first); Jib adds it to the image as one layer
 #   PROGRAM       the launcher's name, put in /usr/local/bin (satoken-agent, satoken-controlplane)
 #   MAIN_CLASS    the class the launcher runs, on the classpath Jib writes to /app/jib-classpath-file
+#   --arch        the image's Debian architecture, amd64 or arm64 (default: this machine's)
 #   --classpath   the program's jars, colon-separated: the libraries that the native code inside them loads
 #                 (META-INF/native, such as netty's epoll transport in grpc-netty-shaded, and JNA's
 #                 com/sun/jna/<os-arch>/libjnidispatch.so) are added too
@@ -20,24 +23,27 @@
 #                 mount, such as eclipse-temurin:17-jre (docs/install.md, "Images", tells how)
 #   --sbom        the program's CycloneDX SBOM (the jar and its libraries, which Jib puts under /app), copied
 #                 into the image as /usr/share/satoken/sbom/PROGRAM.cdx.json
-#   --sbom-out    a directory to put a copy of the image's Debian SBOM in (PROGRAM-image-debian.cdx.json), next
-#                 to the image archive
+#   --sbom-out    a directory to put copies of the image's Debian SBOM and package list in, next to the image
+#                 archive: PROGRAM-image-ARCH-debian.cdx.json and PROGRAM-image-ARCH-debian-packages.txt
 #
-# Every file copied from this machine is recorded with the Debian package it came from (dpkg-query -S), so
-# that scanners and people can tell what the image holds:
+# Every file copied from this machine or a package is recorded with the Debian package it came from
+# (dpkg-query -S, or the package's own file list), so that scanners and people can tell what the image holds:
 #   /usr/share/satoken/debian-packages.txt             each copied file, its package, version and architecture
 #   /usr/share/satoken/sbom/PROGRAM-debian.cdx.json    those packages as a CycloneDX SBOM (purl pkg:deb/...)
 #   /var/lib/dpkg/status.d/PACKAGE                     one dpkg status stanza per package, where image scanners
 #                                                      (Trivy, Syft/Grype) look in distroless-style images
 #
-# JAVA_HOME names the JDK to jlink; its jmods/ must exist (Debian: openjdk-17-jmods).
+# JAVA_HOME names the JDK whose jlink runs; for this machine's architecture its jmods/ must exist (Debian:
+# openjdk-17-jmods). JDK 17's jlink takes another 17 update's jmods (it compares only the feature and interim
+# numbers), so the downloaded JDK need not be the same update as this one.
 set -euo pipefail
 
 out=$1 program=$2 main_class=$3
 shift 3
-with_mount=false runtime=true classpath= sbom= sbom_out= modules=
+with_mount=false runtime=true classpath= sbom= sbom_out= modules= arch=
 while [ $# -gt 0 ]; do
   case $1 in
+    --arch) arch=$2; shift ;;
     --classpath) classpath=$2; shift ;;
     --modules) modules=$2; shift ;;
     --mount) with_mount=true ;;
@@ -57,15 +63,35 @@ modules=${modules:-java.base,java.compiler,java.desktop,java.logging,java.manage
 # libraries are never loaded by a headless server, and they would bring X11 and more into the image.
 unused_natives=libawt_xawt.so,libsplashscreen.so,libjsound.so,libfontmanager.so,libjavajpeg.so,liblcms.so,libmlib_image.so,libjawt.so
 
+host_arch=$(dpkg --print-architecture 2>/dev/null || true)
+arch=${arch:-$host_arch}
+# empty: files come from this machine; else the unpacked packages of $arch (debian-sysroot.sh)
+sysroot=
+if $runtime && [ "$arch" != "$host_arch" ]; then
+  case $arch in
+    amd64) triplet=x86_64-linux-gnu machine='X86-64' ;;
+    arm64) triplet=aarch64-linux-gnu machine=AArch64 ;;
+    *) echo "build-rootfs.sh: no image for architecture '$arch' (amd64, arm64)" >&2; exit 2 ;;
+  esac
+  sysroot=$("$(dirname "$0")/debian-sysroot.sh" "$arch")
+  # debian-packages.sh looks the copied files up in the packages' file lists, not in dpkg's database
+  export DEBIAN_PACKAGES_INDEX=$sysroot.index
+fi
+
 rm -rf "$out"
 mkdir -p "$out/usr/local/bin"
-# what was copied from this machine: "IMAGE_PATH<TAB>HOST_PATH" lines, for the package list at the end
+# what was copied: "IMAGE_PATH<TAB>SOURCE_PATH" lines, for the package list at the end; SOURCE_PATH is a path
+# of this machine or, with a sysroot, the path in the package that shipped the file
 copied=$(mktemp)
 trap 'rm -f "$copied"' EXIT
 
 # Copies each library FILE loads to the same path under $out. Jib copies what a symbolic link points to,
 # so the copies are files; LD_LIBRARY_PATH lets ldd find the runtime's own libraries.
 copy_libraries() {
+  if [ -n "$sysroot" ]; then
+    copy_package_libraries "$1"
+    return
+  fi
   local lib
   for lib in $(LD_LIBRARY_PATH="$out$java_home/lib:$out$java_home/lib/server" ldd "$1" 2>/dev/null \
       | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
@@ -78,7 +104,65 @@ copy_libraries() {
   done
 }
 
-copy_program() { # copies a program from this machine to PATH under $out, with its libraries
+# The path, inside the sysroot, of the file that PATH (a path inside the sysroot) names: links are followed
+# there, not on this machine (the packages' absolute links point into the sysroot once unpacked).
+sysroot_real() {
+  local path=$1 target i
+  for ((i = 0; i < 40; i++)); do
+    [ -L "$sysroot$path" ] || break
+    target=$(readlink "$sysroot$path")
+    case $target in
+      /*) path=$target ;;
+      *) path=$(dirname "$path")/$target ;;
+    esac
+    path=$(realpath -ms "$path")
+  done
+  echo "$path"
+}
+
+# ldd cannot read another architecture's files, so readelf says what FILE loads: its interpreter and each
+# NEEDED library, looked for in the runtime and then in the packages' library directories, and copied (with
+# what it loads in turn) to /lib/<triplet>/, where the loader looks. A file of another architecture (the jars
+# carry native code for several) loads nothing here.
+copy_package_libraries() {
+  local file=$1 interpreter name dir found
+  readelf -h "$file" 2>/dev/null | grep -q "Machine:.*$machine\$" || return 0
+  interpreter=$(readelf -lW "$file" | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+  if [ -n "$interpreter" ]; then copy_package_file "$interpreter" "$interpreter"; fi
+  for name in $(readelf -dW "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+    # the loader (libc names it) is the interpreter, already at the path every program names
+    case $name in ld-linux-*) continue ;; esac
+    found=
+    for dir in "$out$java_home/lib" "$out$java_home/lib/server" "$out/lib/$triplet"; do
+      if [ -e "$dir/$name" ]; then found=$dir; break; fi
+    done
+    [ -z "$found" ] || continue
+    for dir in "/lib/$triplet" "/usr/lib/$triplet"; do
+      if [ -e "$sysroot$dir/$name" ] || [ -L "$sysroot$dir/$name" ]; then found=$dir; break; fi
+    done
+    if [ -z "$found" ]; then
+      echo "build-rootfs.sh: $file loads $name, which neither the runtime nor the $arch packages have" >&2
+      exit 2
+    fi
+    copy_package_file "$found/$name" "/lib/$triplet/$name"
+  done
+}
+
+copy_package_file() { # copies SYSROOT_PATH to IMAGE_PATH under $out as a file, then what it loads
+  local real
+  [ ! -e "$out$2" ] || return 0
+  real=$(sysroot_real "$1")
+  mkdir -p "$out$(dirname "$2")"
+  cp "$sysroot$real" "$out$2"
+  printf '%s\t%s\n' "$2" "$real" >> "$copied"
+  copy_package_libraries "$out$2"
+}
+
+copy_program() { # copies a program (SOURCE, from this machine or the sysroot) to PATH under $out, with its libraries
+  if [ -n "$sysroot" ]; then
+    copy_package_file "$1" "$2"
+    return
+  fi
   mkdir -p "$out$(dirname "$2")"
   cp -L "$1" "$out$2"
   printf '%s\t%s\n' "$2" "$1" >> "$copied"
@@ -87,11 +171,19 @@ copy_program() { # copies a program from this machine to PATH under $out, with i
 
 if $runtime; then
   jdk=${JAVA_HOME:?JAVA_HOME must name the JDK to jlink}
-  if [ ! -d "$jdk/jmods" ]; then
-    echo "build-rootfs.sh: $jdk/jmods not found; install the JDK's jmods (Debian: openjdk-17-jmods)" >&2
+  # the jmods the runtime is made of: this JDK's, or the downloaded JDK's of the image's architecture
+  jmods=$jdk/jmods link_options=(--strip-debug)
+  if [ -n "$sysroot" ]; then
+    jmods=$sysroot/usr/lib/jvm/java-17-openjdk-$arch/jmods
+    # jlink takes the target from the java.base it is given, so every module comes from $jmods. --strip-debug
+    # would also strip native symbols with this machine's objcopy, which cannot read another architecture's
+    # files; Debian's natives are stripped already.
+    link_options=(--module-path "$jmods" --strip-java-debug-attributes)
+  elif [ ! -d "$jmods" ]; then
+    echo "build-rootfs.sh: $jmods not found; install the JDK's jmods (Debian: openjdk-17-jmods)" >&2
     exit 2
   fi
-  "$jdk/bin/jlink" --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=2 \
+  "$jdk/bin/jlink" --add-modules "$modules" "${link_options[@]}" --no-header-files --no-man-pages --compress=2 \
     --exclude-files="$(echo "$unused_natives" | sed 's|\([^,]*\)|**/\1|g')" --output "$out$java_home"
   # The JDK's java.security names twelve providers. One whose module is not in this runtime is looked for,
   # at its turn, by a ServiceLoader scan of the class path, which instantiates every provider found there:
@@ -117,7 +209,7 @@ if $runtime; then
     { print }' "$security_file" > "$security_file.new"
   mv "$security_file.new" "$security_file"
   # the runtime is made of the JDK's modules: it comes from the package that holds them
-  printf '%s\t%s\n' "$java_home" "$jdk/jmods/java.base.jmod" >> "$copied"
+  printf '%s\t%s\n' "$java_home" "${jmods#"$sysroot"}/java.base.jmod" >> "$copied"
   for file in "$out$java_home"/bin/* "$out$java_home"/lib/*.so "$out$java_home"/lib/server/*.so; do
     copy_libraries "$file"
   done
@@ -129,14 +221,22 @@ if $runtime; then
     case $jar in *.jar) (cd "$natives" && "$jdk/bin/jar" xf "$jar" META-INF/native com/sun/jna 2>/dev/null) || true ;; esac
   done
   while IFS= read -r -d '' native; do
-    # ldd says "not a dynamic executable" for another architecture's library: nothing is copied for it
+    # JNA's directories of other systems hold ELFs of the same architecture (FreeBSD's load libc.so.7)
+    case ${native#"$natives"} in */com/sun/jna/*) case $native in */com/sun/jna/linux-*) ;; *) continue ;; esac ;; esac
+    # ldd says "not a dynamic executable" for another architecture's library (copy_package_libraries checks
+    # the machine): nothing is copied for it
     copy_libraries "$native"
   done < <(find "$natives" -name '*.so' -print0)
   rm -rf "$natives"
-  copy_program "$(command -v dash)" /bin/sh
+  if [ -n "$sysroot" ]; then
+    dash=/bin/dash mount=/bin/mount umount=/bin/umount
+  else
+    dash=$(command -v dash) mount=$(command -v mount) umount=$(command -v umount)
+  fi
+  copy_program "$dash" /bin/sh
   if $with_mount; then
-    copy_program "$(command -v mount)" /bin/mount
-    copy_program "$(command -v umount)" /bin/umount
+    copy_program "$mount" /bin/mount
+    copy_program "$umount" /bin/umount
   fi
   mkdir -p "$out/etc" "$out/tmp"
   chmod 1777 "$out/tmp"
@@ -164,6 +264,7 @@ if [ -s "$copied" ]; then
   "$(dirname "$0")/debian-packages.sh" "$out" "$program" < "$copied"
   if [ -n "$sbom_out" ] && [ -e "$out/usr/share/satoken/sbom/$program-debian.cdx.json" ]; then
     mkdir -p "$sbom_out"
-    cp "$out/usr/share/satoken/sbom/$program-debian.cdx.json" "$sbom_out/$program-image-debian.cdx.json"
+    cp "$out/usr/share/satoken/sbom/$program-debian.cdx.json" "$sbom_out/$program-image-$arch-debian.cdx.json"
+    cp "$out/usr/share/satoken/debian-packages.txt" "$sbom_out/$program-image-$arch-debian-packages.txt"
   fi
 fi

@@ -6,6 +6,10 @@
 #
 #   COPIED   one line per copied file or tree: IMAGE_PATH<TAB>HOST_PATH
 #
+# With DEBIAN_PACKAGES_INDEX naming the file list debian-sysroot.sh wrote (for an image of another
+# architecture), HOST_PATH is the path a package shipped the file as, and that list, not dpkg-query, says
+# which package, version and source it came from.
+#
 # It writes
 #   OUT/usr/share/satoken/debian-packages.txt            IMAGE_PATH, package, version, architecture, source
 #   OUT/usr/share/satoken/sbom/PROGRAM-debian.cdx.json   the packages as a CycloneDX 1.6 SBOM, one component
@@ -24,6 +28,16 @@ set -euo pipefail
 out=$1 program=$2
 share=$out/usr/share/satoken
 mkdir -p "$share"
+
+index=${DEBIAN_PACKAGES_INDEX:-}
+
+# The row (PACKAGE<TAB>VERSION<TAB>ARCH<TAB>SOURCE<TAB>SOURCE_VERSION) of the package in $index that ships
+# PATH as it is or with or without /usr, or nothing.
+indexed_owner() {
+  local path=$1
+  awk -F'\t' -v a="$path" -v b="/usr$path" -v c="${path#/usr}" \
+    '$1 == a || $1 == b || $1 == c { print $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6; exit }' "$index"
+}
 
 # The package (as dpkg-query names it, maybe with :arch) that installed PATH, or nothing.
 owner() {
@@ -66,6 +80,7 @@ purl_encode() {
 
 have_dpkg=false
 command -v dpkg-query >/dev/null 2>&1 && have_dpkg=true
+[ -z "$index" ] || have_dpkg=true
 $have_dpkg || echo "debian-packages.sh: dpkg-query not found: the image's packages are not recorded" >&2
 
 # rows: IMAGE_PATH<TAB>PACKAGE<TAB>VERSION<TAB>ARCH<TAB>SOURCE<TAB>SOURCE_VERSION
@@ -74,7 +89,15 @@ trap 'rm -f "$rows"' EXIT
 while IFS=$'\t' read -r image_path host_path; do
   [ -n "$image_path" ] || continue
   pkg=
-  if $have_dpkg; then pkg=$(owner "$host_path"); fi
+  if [ -n "$index" ]; then
+    row=$(indexed_owner "$host_path")
+    if [ -n "$row" ]; then
+      printf '%s\t%s\n' "$image_path" "$row" >> "$rows"
+      continue
+    fi
+  elif $have_dpkg; then
+    pkg=$(owner "$host_path")
+  fi
   if [ -z "$pkg" ]; then
     $have_dpkg && echo "debian-packages.sh: $image_path: no Debian package owns $host_path" >&2
     printf '%s\t-\t-\t-\t-\t-\n' "$image_path" >> "$rows"
@@ -86,9 +109,15 @@ done
 sort -u -o "$rows" "$rows"
 
 {
-  echo "# The files of this image that were copied from the build machine, and the Debian package each came"
-  echo "# from (dpkg-query -S on that machine). The image has no package manager: rebuild it on an updated"
-  echo "# machine to take a package's security fixes."
+  if [ -n "$index" ]; then
+    echo "# The files of this image that were taken from Debian packages downloaded by the build (for an"
+    echo "# architecture other than the build machine's), and the package each came from. The image has no"
+    echo "# package manager: rebuild it after apt-get update to take a package's security fixes."
+  else
+    echo "# The files of this image that were copied from the build machine, and the Debian package each came"
+    echo "# from (dpkg-query -S on that machine). The image has no package manager: rebuild it on an updated"
+    echo "# machine to take a package's security fixes."
+  fi
   printf '# image path\tpackage\tversion\tarchitecture\tsource package\tsource version\n'
   cat "$rows"
 } > "$share/debian-packages.txt"

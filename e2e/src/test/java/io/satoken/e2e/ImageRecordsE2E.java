@@ -2,12 +2,11 @@ package io.satoken.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.gson.Gson;
-
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,7 +23,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 /**
  * What the build records about its jars and images: each shipped jar's CycloneDX SBOM
  * ({@code target/<artifactId>.cdx.json}), and, in each image, the Debian package of every file copied from the
- * build machine (images/debian-packages.sh) next to the program's SBOM.
+ * build machine or taken from a downloaded package (images/debian-packages.sh) next to the program's SBOM, for
+ * each architecture the archive holds.
  */
 class ImageRecordsE2E {
 
@@ -72,54 +72,98 @@ class ImageRecordsE2E {
     }
 
     @Test
-    void imageArchives_recordTheirPackagesAndLibraries(@TempDir Path dir) throws Exception {
-        List<String> programs = PROGRAMS.stream().filter(p -> Files.isRegularFile(archive(p))).toList();
+    void imageArchives_recordTheirPackagesAndLibraries_forEachArchitecture(@TempDir Path dir) throws Exception {
+        List<String> programs = PROGRAMS.stream().filter(p -> Files.isRegularFile(ImageArchive.of(p))).toList();
         skipUnless(!programs.isEmpty(), "the image archives (mvn -B -q -DskipTests -Pimages package)");
         for (String program : programs) {
-            Path unpacked = Files.createDirectories(dir.resolve(program));
-            Set<String> files = imageFiles(archive(program), unpacked);
+            ImageArchive archive = ImageArchive.unpack(ImageArchive.of(program), dir.resolve(program));
+            for (String arch : ImageArchive.ARCHITECTURES) {
+                String what = program + " " + arch;
+                Path root = archive.unpackLayers(archive.platform(arch), dir.resolve(program + "-" + arch));
+                Set<String> files = files(root);
 
-            assertThat(files).as(program).contains("usr/share/satoken/debian-packages.txt",
-                    "usr/share/satoken/sbom/" + program + ".cdx.json",
-                    "usr/share/satoken/sbom/" + program + "-debian.cdx.json", "var/lib/dpkg/status.d/libc6");
-            // every shared library and program copied from the machine has a row naming its package
-            String packages = read(unpacked, "usr/share/satoken/debian-packages.txt");
-            List<String> unlisted = new ArrayList<>();
-            for (String file : files) {
-                boolean copied = file.matches("(lib|lib64|usr/lib)/.*\\.so[.0-9]*") || file.matches("bin/[^/]+");
-                if (copied && (!packages.contains("\n/" + file + "\t") || packages.contains("\n/" + file + "\t-\t"))) {
-                    unlisted.add(file);
+                assertThat(files).as(what).contains("usr/share/satoken/debian-packages.txt",
+                        "usr/share/satoken/sbom/" + program + ".cdx.json",
+                        "usr/share/satoken/sbom/" + program + "-debian.cdx.json", "var/lib/dpkg/status.d/libc6");
+                // every shared library and program copied into the image has a row naming its package
+                String packages = read(root, "usr/share/satoken/debian-packages.txt");
+                List<String> unlisted = new ArrayList<>();
+                for (String file : files) {
+                    boolean copied = file.matches("(lib|lib64|usr/lib)/.*\\.so[.0-9]*") || file.matches("bin/[^/]+");
+                    String row = "\n/" + file + "\t";
+                    if (copied && (!packages.contains(row) || packages.contains(row + "-\t"))) {
+                        unlisted.add(file);
+                    }
                 }
+                assertThat(unlisted).as(what + ": files without a package row").isEmpty();
+                // each row names a package of the image's own architecture (or one for every architecture)
+                List<String> otherArch = packages.lines().filter(l -> !l.startsWith("#"))
+                        .filter(l -> !List.of(arch, "all").contains(l.split("\t")[3])).toList();
+                assertThat(otherArch).as(what + ": rows of another architecture's package").isEmpty();
+                assertThat(packages).as(what).contains("\n/bin/sh\tdash\t", "\tlibc6\t");
+                // the same records sit next to the archive, one set per architecture
+                Path target = ImageArchive.of(program).getParent();
+                assertThat(target.resolve(program + "-image-" + arch + "-debian-packages.txt")).content()
+                        .isEqualTo(packages);
+                assertThat(target.resolve(program + "-image-" + arch + "-debian.cdx.json")).content()
+                        .isEqualTo(read(root, "usr/share/satoken/sbom/" + program + "-debian.cdx.json"));
+                // the loader is executable (the kernel refuses it otherwise) and of the image's architecture
+                String loader = arch.equals("amd64") ? "lib64/ld-linux-x86-64.so.2" : "lib/ld-linux-aarch64.so.1";
+                assertThat(root.resolve(loader)).as(what).isExecutable();
+                for (String elf : List.of(loader, "opt/java/openjdk/bin/java", "opt/java/openjdk/lib/server/libjvm.so",
+                        "bin/sh")) {
+                    assertThat(elfMachine(root.resolve(elf))).as(what + ": " + elf).isEqualTo(arch);
+                }
+                // every jar Jib put under /app/libs is a component of the program's SBOM
+                Set<String> jarNames = components(json(read(root, "usr/share/satoken/sbom/" + program + ".cdx.json")))
+                        .stream().map(c -> c.get("name") + "-" + c.get("version") + ".jar").collect(Collectors.toSet());
+                List<String> missing = files.stream().filter(f -> f.startsWith("app/libs/") && f.endsWith(".jar"))
+                        .map(f -> f.substring("app/libs/".length()))
+                        .filter(jar -> jarNames.stream().noneMatch(jar::endsWith)).toList();
+                assertThat(missing).as(what + ": jars in /app/libs missing from the SBOM").isEmpty();
             }
-            assertThat(unlisted).as(program + ": files without a package row").isEmpty();
-            // every jar Jib put under /app/libs is a component of the program's SBOM
-            Set<String> jarNames = components(json(read(unpacked, "usr/share/satoken/sbom/" + program + ".cdx.json")))
-                    .stream().map(c -> c.get("name") + "-" + c.get("version") + ".jar").collect(Collectors.toSet());
-            List<String> missing = files.stream().filter(f -> f.startsWith("app/libs/") && f.endsWith(".jar"))
-                    .map(f -> f.substring("app/libs/".length()))
-                    .filter(jar -> jarNames.stream().noneMatch(jar::endsWith)).toList();
-            assertThat(missing).as(program + ": jars in /app/libs missing from the SBOM").isEmpty();
         }
     }
 
     @Test
-    void workloads_runOnlyOnTheImagesPlatform(@TempDir Path dir) throws Exception {
-        // Jib builds linux/amd64 unless the pom names other platforms (it names none); an archive says for sure
-        String platform = "linux/amd64";
-        for (String program : PROGRAMS) {
-            if (Files.isRegularFile(archive(program))) {
-                Path unpacked = Files.createDirectories(dir.resolve(program));
-                Commands.Result untar = Commands.run("untar-image", List.of("tar", "-xf", archive(program).toString(),
-                        "-C", unpacked.toString()));
-                assertThat(untar.exit()).as(untar.output()).isZero();
-                Map<String, Object> index = json(Files.readString(unpacked.resolve("index.json")));
-                Map<?, ?> first = (Map<?, ?>) ((List<?>) index.get("manifests")).get(0);
-                Map<String, Object> manifest = json(blob(unpacked, first.get("digest")));
-                Map<String, Object> config = json(blob(unpacked, ((Map<?, ?>) manifest.get("config")).get("digest")));
-                assertThat(config.get("os") + "/" + config.get("architecture")).as(program).isEqualTo(platform);
+    void imageArchives_holdOneImageIndex_withAManifestPerArchitecture_matchingItsConfig(@TempDir Path dir)
+            throws Exception {
+        List<String> programs = PROGRAMS.stream().filter(p -> Files.isRegularFile(ImageArchive.of(p))).toList();
+        skipUnless(!programs.isEmpty(), "the image archives (mvn -B -q -DskipTests -Pimages package)");
+        for (String program : programs) {
+            ImageArchive archive = ImageArchive.unpack(ImageArchive.of(program), dir.resolve(program));
+            List<ImageArchive.Platform> platforms = archive.platforms();
+            assertThat(platforms).extracting(p -> p.os() + "/" + p.architecture()).as(program)
+                    .containsExactlyElementsOf(ImageArchive.ARCHITECTURES.stream().map(a -> "linux/" + a).toList());
+            for (ImageArchive.Platform platform : platforms) {
+                assertThat(platform.config().get("os") + "/" + platform.config().get("architecture"))
+                        .as(program + ": the config of the " + platform.architecture() + " manifest")
+                        .isEqualTo(platform.os() + "/" + platform.architecture());
             }
         }
-        String[] osArch = platform.split("/");
+    }
+
+    @Test
+    void imageArchives_carryTheNamesTheImagesComponentGivesThem(@TempDir Path dir) throws Exception {
+        // deploy/images/kustomization.yaml is the one place that names the images; the pom's Jib <to> must agree
+        List<String> programs = PROGRAMS.stream().filter(p -> Files.isRegularFile(ImageArchive.of(p))).toList();
+        skipUnless(!programs.isEmpty(), "the image archives (mvn -B -q -DskipTests -Pimages package)");
+        for (String program : programs) {
+            ImageArchive archive = ImageArchive.unpack(ImageArchive.of(program), dir.resolve(program));
+            assertThat(archive.name()).as(program).isEqualTo(ImageArchive.nameInImagesComponent(program));
+        }
+    }
+
+    @Test
+    void workloads_runOnLinuxNodesOfTheArchitecturesTheImagesHold(@TempDir Path dir) throws Exception {
+        List<String> arches = ImageArchive.ARCHITECTURES;
+        for (String program : PROGRAMS) {
+            if (Files.isRegularFile(ImageArchive.of(program))) {
+                ImageArchive archive = ImageArchive.unpack(ImageArchive.of(program), dir.resolve(program));
+                assertThat(archive.platforms()).extracting(ImageArchive.Platform::architecture).as(program)
+                        .containsExactlyElementsOf(arches);
+            }
+        }
         for (String manifests : List.of("agent/deploy/30-daemonset.yaml", "controlplane/deploy/30-deployment.yaml",
                 "controlplane/deploy/35-webhook-deployment.yaml")) {
             Yaml yaml = new Yaml(new SafeConstructor(new LoaderOptions()));
@@ -130,51 +174,56 @@ class ImageRecordsE2E {
                     Map<?, ?> podSpec = (Map<?, ?>) template.get("spec");
                     Map<?, ?> selector = (Map<?, ?>) podSpec.get("nodeSelector");
                     assertThat(selector).as(manifests + ": nodeSelector").isNotNull();
-                    assertThat(selector.get("kubernetes.io/os")).as(manifests).isEqualTo(osArch[0]);
-                    assertThat(selector.get("kubernetes.io/arch")).as(manifests).isEqualTo(osArch[1]);
+                    assertThat(selector.get("kubernetes.io/os")).as(manifests).isEqualTo("linux");
+                    assertThat(selector.containsKey("kubernetes.io/arch")).as(manifests + ": one architecture")
+                            .isFalse();
+                    assertThat(requiredArchitectures(podSpec)).as(manifests + ": nodeAffinity, kubernetes.io/arch In")
+                            .containsExactlyInAnyOrderElementsOf(arches);
                 }
             }
         }
     }
 
-    private static String blob(Path unpacked, Object digest) throws Exception {
-        String hex = String.valueOf(digest).substring("sha256:".length());
-        return Files.readString(unpacked.resolve("blobs/sha256").resolve(hex));
-    }
-
-    private static Path archive(String program) {
-        return E2E.repo().resolve(program.substring("satoken-".length()) + "/target/" + program + "-image.tar");
-    }
-
-    /** The files of every layer of the OCI archive; the layers are unpacked into {@code into}. */
-    private static Set<String> imageFiles(Path archive, Path into) throws Exception {
-        Commands.Result untar = Commands.run("untar-image",
-                List.of("tar", "-xf", archive.toString(), "-C", into.toString()));
-        assertThat(untar.exit()).as(untar.output()).isZero();
-        Set<String> files = new TreeSet<>();
-        Path layers = Files.createDirectories(into.resolve("layers"));
-        try (Stream<Path> blobs = Files.list(into.resolve("blobs/sha256"))) {
-            for (Path blob : blobs.toList()) {
-                // the config and manifest blobs are JSON, not gzipped tars: tar refuses them
-                Commands.Result layer = Commands.run("untar-layer", List.of("tar", "-xzf", blob.toString(), "-C",
-                        layers.toString()));
-                if (layer.exit() == 0) {
-                    try (Stream<Path> walk = Files.walk(layers)) {
-                        walk.filter(Files::isRegularFile).forEach(f -> files.add(layers.relativize(f).toString()));
-                    }
-                }
+    /** The values of the pod's required node affinity on kubernetes.io/arch (one term, operator In). */
+    private static List<String> requiredArchitectures(Map<?, ?> podSpec) {
+        Map<?, ?> nodeAffinity = (Map<?, ?>) ((Map<?, ?>) podSpec.get("affinity")).get("nodeAffinity");
+        Map<?, ?> required = (Map<?, ?>) nodeAffinity.get("requiredDuringSchedulingIgnoredDuringExecution");
+        List<?> terms = (List<?>) required.get("nodeSelectorTerms");
+        assertThat(terms).hasSize(1);
+        for (Object expression : (List<?>) ((Map<?, ?>) terms.get(0)).get("matchExpressions")) {
+            Map<?, ?> e = (Map<?, ?>) expression;
+            if ("kubernetes.io/arch".equals(e.get("key")) && "In".equals(e.get("operator"))) {
+                return ((List<?>) e.get("values")).stream().map(String::valueOf).toList();
             }
         }
-        return files;
+        return List.of();
     }
 
-    private static String read(Path unpacked, String file) throws Exception {
-        return Files.readString(unpacked.resolve("layers").resolve(file), StandardCharsets.UTF_8);
+    /** The architecture an ELF file is built for, from its header's e_machine (little-endian, offset 18). */
+    private static String elfMachine(Path elf) throws Exception {
+        byte[] header = Arrays.copyOf(Files.readAllBytes(elf), 20);
+        int machine = (header[18] & 0xff) | (header[19] & 0xff) << 8;
+        return switch (machine) {
+            case 0x3e -> "amd64";
+            case 0xb7 -> "arm64";
+            default -> "e_machine " + machine;
+        };
     }
 
-    @SuppressWarnings("unchecked")
+    /** Every regular file under {@code root}, relative to it. */
+    private static Set<String> files(Path root) throws Exception {
+        try (Stream<Path> walk = Files.walk(root)) {
+            return walk.filter(Files::isRegularFile).map(f -> root.relativize(f).toString())
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+    }
+
+    private static String read(Path root, String file) throws Exception {
+        return Files.readString(root.resolve(file), StandardCharsets.UTF_8);
+    }
+
     private static Map<String, Object> json(String text) {
-        return new Gson().fromJson(text, Map.class);
+        return ImageArchive.json(text);
     }
 
     @SuppressWarnings("unchecked")

@@ -20,7 +20,6 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.util.Yaml;
-import io.satoken.common.cli.BuildVersion;
 import io.satoken.common.testing.MountTable;
 import io.satoken.controlplane.webhook.TestCertificates;
 import io.satoken.controlplane.testing.ApiServerClientCertificate;
@@ -490,8 +489,8 @@ class ProductPodsE2E {
     }
 
     /** The name the images profile tags the archive with: the shared kustomize component's. */
-    private static String builtImage(String program) {
-        return "ghcr.io/satoken/" + program + ":" + BuildVersion.current().version();
+    private static String builtImage(String program) throws Exception {
+        return ImageArchive.nameInImagesComponent(program);
     }
 
     private static String readToken() throws IOException {

@@ -79,7 +79,7 @@ import java.util.stream.Stream;
  * container; --java-opts replaces only JAVA_OPTS), {@code --agent-jar PATH}
  * (target/satoken-agent.jar; copied into the temp dir first, so a rebuild during the run changes nothing),
  * {@code --java PATH} the agent's java (default: the PATH's; e.g. the image's jlink'd runtime,
- * {@code target/image-root/opt/java/openjdk/bin/java}),
+ * {@code target/image-root-amd64/opt/java/openjdk/bin/java}),
  * {@code --reread-check on|off} the config's {@code rereadCheck} (on, the agent's default),
  * {@code --nmt} to add {@code -XX:NativeMemoryTracking=summary} and print the agent's native memory after
  * the burst (a diagnostic), {@code --census} to log the agent's class loading ({@link ClassCensus}) and print
@@ -111,7 +111,7 @@ public final class PodBurstLoad {
     private final int idleSeconds;
     private final ContainerJvm jvm;
     private final Path agentJar;
-    /** The agent's java, e.g. the image's runtime (its rootfs under agent/target/image-root); null: the PATH's. */
+    /** The agent's java, e.g. the image's runtime (its rootfs under agent/target/image-root-amd64); null: the PATH's. */
     private final String java;
     private final boolean keep;
     private final boolean nmt;
