@@ -12,10 +12,6 @@ public class InvalidConfigException extends Exception {
 
     private final List<String> errors;
 
-    public InvalidConfigException(List<String> errors) {
-        this(null, errors);
-    }
-
     /** @param source where the config came from (a file name), or null */
     public InvalidConfigException(String source, List<String> errors) {
         super((source == null ? "" : source + ": ") + FieldErrors.message(errors));

@@ -74,13 +74,8 @@ public final class CsiServer implements AutoCloseable {
      * @param kubeletDir the kubelet's root directory
      * @param version the agent's version, reported in GetPluginInfo
      * @param publishes told how long each NodePublishVolume took and how it ended ({@code success} or a status code)
+     * @param warmUp a client to warm up before the first publish arrives ({@link Warmup}), or null
      */
-    public CsiServer(Path kubeletDir, String nodeName, String version, CsiVolumes volumes,
-            BiConsumer<Duration, String> publishes) {
-        this(kubeletDir, nodeName, version, volumes, publishes, null);
-    }
-
-    /** @param warmUp a client to warm up before the first publish arrives ({@link Warmup}), or null */
     public CsiServer(Path kubeletDir, String nodeName, String version, CsiVolumes volumes,
             BiConsumer<Duration, String> publishes, io.kubernetes.client.openapi.ApiClient warmUp) {
         this.csiSocket = socketPath(kubeletDir);

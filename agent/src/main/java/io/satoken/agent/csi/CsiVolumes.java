@@ -111,13 +111,8 @@ public final class CsiVolumes {
     /**
      * @param podsDir {@code <kubeletDir>/pods}; every target path must be under it
      * @param node this agent's node: a volume's pod must be bound to it
+     * @param reloads sends the volumes' reload signals; null when the agent sends none
      */
-    public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
-            RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events) {
-        this(podsDir, node, store, mounter, pods, scheduler, adoption, events, null);
-    }
-
-    /** @param reloads sends the volumes' reload signals; null when the agent sends none */
     public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
             RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events, ReloadNotifier reloads) {
         this(podsDir, node, store, mounter, pods, scheduler, adoption, events, reloads, null, InstantSource.system());

@@ -50,14 +50,6 @@ public final class RefreshPolicy {
     private final boolean untilExpiry;
 
     /**
-     * @param maxJitter upper bound of the jitter; zero disables it
-     * @param random the source of jitter; shared by refreshing threads, so it must be thread-safe
-     */
-    public RefreshPolicy(Duration maxJitter, RandomGenerator random) {
-        this(maxJitter, 0, random);
-    }
-
-    /**
      * @param maxJitter jitter bound that holds whatever the TTL; zero disables it
      * @param ttlFraction jitter bound as a share of the TTL (capped at 24 h), in [0, 1); the larger bound wins
      * @param random the source of jitter; shared by refreshing threads, so it must be thread-safe

@@ -102,11 +102,11 @@ class CsiServerTest {
         store.create();
         volumes = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods, refresh.scheduler(),
                 new TokenAdoption(refresh.cache(), Optional.empty(), SignatureCheck.unavailable("a test without keys")),
-                (pod, reason, message) -> { });
+                (pod, reason, message) -> { }, null);
         pods.put(new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(UID))
                 .spec(new V1PodSpec().nodeName("node-a").serviceAccountName("app").addVolumesItem(new V1Volume()
                         .name("tokens").csi(new V1CSIVolumeSource().driver("tokens.satoken.io").readOnly(true)))));
-        server = new CsiServer(kubeletDir, "node-a", "1.2.3", volumes, (took, result) -> publishResults.add(result));
+        server = new CsiServer(kubeletDir, "node-a", "1.2.3", volumes, (took, result) -> publishResults.add(result), null);
         server.start();
         csi = new CsiClient(server.csiSocket());
         registration = new CsiClient(server.registrationSocket());
@@ -146,7 +146,7 @@ class CsiServerTest {
             CsiVolumes kubeletMinted = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods,
                     scheduler, new TokenAdoption(cache, Optional.empty(), SignatureCheck.unavailable("no keys")),
                     (pod, reason, message) -> { }, null, delivered, clock);
-            server = new CsiServer(kubeletDir, "node-a", "1.2.3", kubeletMinted, (took, result) -> { });
+            server = new CsiServer(kubeletDir, "node-a", "1.2.3", kubeletMinted, (took, result) -> { }, null);
             server.start();
             csi.close();
             csi = new CsiClient(server.csiSocket());
@@ -357,7 +357,7 @@ class CsiServerTest {
         Files.writeString(server.csiSocket(), "left behind");
         Files.writeString(server.registrationSocket(), "left behind");
 
-        server = new CsiServer(kubeletDir, "node-a", "1.2.3", volumes, (took, result) -> { });
+        server = new CsiServer(kubeletDir, "node-a", "1.2.3", volumes, (took, result) -> { }, null);
         server.start();
 
         try (CsiClient again = new CsiClient(server.registrationSocket())) {

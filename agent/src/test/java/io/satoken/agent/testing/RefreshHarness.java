@@ -50,7 +50,7 @@ public final class RefreshHarness implements AutoCloseable {
         if (b.sourceFailure != null) {
             source.failAlways(b.sourceFailure);
         }
-        this.cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, new Random()), clock);
+        this.cache = new TokenCache(source, new RefreshPolicy(Duration.ZERO, 0, new Random()), clock);
         Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest());
         this.scheduler = b.writer == null
                 ? new RefreshScheduler(cache, timers, backoff, clock, b.listener)

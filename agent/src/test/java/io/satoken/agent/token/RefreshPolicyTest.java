@@ -91,7 +91,7 @@ class RefreshPolicyTest {
     @Test
     void jitter_staysBelowTenSecondsForLongTokens() {
         // TM-C3: jitter in [0, 10 s).
-        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, new Random(7));
+        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0, new Random(7));
         IssuedToken t = token(Duration.ofHours(1));
         Duration min = Duration.ofDays(1);
         Duration max = Duration.ZERO;
@@ -107,7 +107,7 @@ class RefreshPolicyTest {
     @Test
     void jitter_atMostHalfTheWindowForShortTokens() {
         // A 30 s token refreshes at 24 s; its jitter is below 3 s, so it is never refreshed before 21 s.
-        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, FixedRandom.highest());
+        RefreshPolicy policy = new RefreshPolicy(RefreshPolicy.DEFAULT_MAX_JITTER, 0, FixedRandom.highest());
         IssuedToken t = token(Duration.ofSeconds(30));
         assertThat(policy.drawJitter(t)).isEqualTo(Duration.ofMillis(2999));
         assertThat(policy.refreshAt(t)).isEqualTo(START.plusMillis(21_001));
@@ -187,7 +187,7 @@ class RefreshPolicyTest {
 
     @Test
     void jitter_zeroWhenDisabled() {
-        RefreshPolicy policy = new RefreshPolicy(Duration.ZERO, new Random());
+        RefreshPolicy policy = new RefreshPolicy(Duration.ZERO, 0, new Random());
         IssuedToken t = token(Duration.ofHours(1));
         assertThat(policy.refreshAt(t)).isEqualTo(RefreshPolicy.deadline(t));
     }
@@ -225,7 +225,7 @@ class RefreshPolicyTest {
 
     @Test
     void negativeMaxJitter_isRejected() {
-        assertThatThrownBy(() -> new RefreshPolicy(Duration.ofSeconds(-1), new Random()))
+        assertThatThrownBy(() -> new RefreshPolicy(Duration.ofSeconds(-1), 0, new Random()))
                 .hasMessageContaining("maxJitter");
     }
 }

@@ -81,11 +81,6 @@ public final class ControlplaneRuntime implements AutoCloseable {
     private volatile boolean controllersStarted;
     private LeaderElector elector;
 
-    /** One client for every request but watches: the controllers', the Lease's and the webhook's alike. */
-    public ControlplaneRuntime(Settings settings, ApiClient client, ApiClient watchClient) {
-        this(settings, client, watchClient, client);
-    }
-
     /**
      * @param client the controllers' requests (the one {@code --kube-api-qps} limits)
      * @param watchClient the informers' lists and watches, without a read timeout

@@ -55,11 +55,12 @@ public class ControlplaneIT {
     static ControlplaneRuntime start(KubeApiServer server, boolean autoCreate) throws Exception {
         ApiClient watchClient = server.clientFor(server.adminToken());
         watchClient.setReadTimeout(0);
+        ApiClient client = server.clientFor(server.adminToken());
         ControlplaneRuntime rt = new ControlplaneRuntime(new ControlplaneRuntime.Settings(
                 Set.of("tokens", "serviceaccounts", "root-ca"),
                 ServiceAccountSigner.load(server.serviceAccountSigningKey()), RootCaBundle.load(server.servingCertificate()),
                 autoCreate, 2, new InetSocketAddress("127.0.0.1", 0), null, null),
-                server.clientFor(server.adminToken()), watchClient);
+                client, watchClient, client);
         rt.startServing();
         return runInBackground(rt);
     }

@@ -114,7 +114,7 @@ class DeployManifestsIT {
                 ServiceAccountSigner.load(server.serviceAccountSigningKey()),
                 RootCaBundle.load(server.servingCertificate()), true, 2, new InetSocketAddress("127.0.0.1", 0), election,
                 null),
-                client, watchClient)) {
+                client, watchClient, client)) {
             ControlplaneIT.runInBackground(runtime);
 
             String ns = server.createNamespace("rbac");

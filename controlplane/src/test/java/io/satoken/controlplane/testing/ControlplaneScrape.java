@@ -39,7 +39,7 @@ public final class ControlplaneScrape {
                         ServingCertificate.load(pair.cert(), pair.key()), false,
                         "satoken-agent/satoken-agent", WebhookServer.Limits.defaults(),
                         AdmissionWebhook.WEBHOOKS.keySet(), List.of("https://kubernetes.default.svc")));
-        try (ControlplaneRuntime runtime = new ControlplaneRuntime(settings, unused, unusedWatch)) {
+        try (ControlplaneRuntime runtime = new ControlplaneRuntime(settings, unused, unusedWatch, unused)) {
             return runtime.registry().scrape();
         }
     }

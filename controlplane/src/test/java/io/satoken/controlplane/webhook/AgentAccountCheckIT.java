@@ -128,7 +128,7 @@ class AgentAccountCheckIT {
                                 ServingCertificate.load(pair.cert(), pair.key()), false, agentAccount,
                                 WebhookServer.Limits.defaults(), Set.of("serviceaccount-token"),
                                 List.of(KubeApiServer.ISSUER))),
-                asWebhook, watchClient));
+                asWebhook, watchClient, asWebhook));
         runtime.startServing();
         return runtime;
     }

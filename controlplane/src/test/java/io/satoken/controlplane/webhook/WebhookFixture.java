@@ -52,6 +52,7 @@ final class WebhookFixture implements AutoCloseable {
             throws Exception {
         Path dir = Files.createTempDirectory(server.workDir(), "webhook");
         TestCertificates.Pair pair = TestCertificates.write(dir, "satoken-webhook");
+        ApiClient client = server.clientFor(server.adminToken());
         ApiClient watchClient = server.clientFor(server.adminToken());
         watchClient.setReadTimeout(0);
         ControlplaneRuntime runtime = ControlplaneIT.runInBackground(new ControlplaneRuntime(
@@ -60,7 +61,7 @@ final class WebhookFixture implements AutoCloseable {
                         new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0),
                                 ServingCertificate.load(pair.cert(), pair.key()), false, AGENT_NAMESPACE + "/" + AGENT,
                                 WebhookServer.Limits.defaults(), webhooks, List.of(KubeApiServer.ISSUER))),
-                server.clientFor(server.adminToken()), watchClient));
+                client, watchClient, client));
         runtime.startServing();
         return new WebhookFixture(server, runtime, pair.pem().getBytes(StandardCharsets.US_ASCII));
     }
