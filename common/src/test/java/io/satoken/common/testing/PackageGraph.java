@@ -78,6 +78,39 @@ public final class PackageGraph {
         return List.copyOf(imports.getOrDefault(pkg, List.of()));
     }
 
+    /**
+     * The packages under {@code base} that {@code layers} (from the bottom, names relative to {@code base}) leaves
+     * out.
+     */
+    public List<String> unlayered(String base, List<List<String>> layers) {
+        Map<String, Integer> layerOf = layerOf(base, layers);
+        return packages().stream().filter(p -> !layerOf.containsKey(p)).toList();
+    }
+
+    /**
+     * The imports that do not go to a lower layer of {@code layers} (from the bottom, names relative to
+     * {@code base}): to a package of the same or a higher layer, or of none, or from a package of none.
+     */
+    public List<Import> notDownward(String base, List<List<String>> layers) {
+        Map<String, Integer> layerOf = layerOf(base, layers);
+        List<Import> found = new ArrayList<>();
+        imports.forEach((pkg, from) -> from.stream()
+                .filter(i -> !layerOf.containsKey(pkg) || !layerOf.containsKey(i.to())
+                        || layerOf.get(i.to()) >= layerOf.get(pkg))
+                .forEach(found::add));
+        return found;
+    }
+
+    private static Map<String, Integer> layerOf(String base, List<List<String>> layers) {
+        Map<String, Integer> layerOf = new HashMap<>();
+        for (int i = 0; i < layers.size(); i++) {
+            for (String pkg : layers.get(i)) {
+                layerOf.put(base + "." + pkg, i);
+            }
+        }
+        return layerOf;
+    }
+
     /** How many imports of one package of the program by another there are in all. */
     public int importCount() {
         return imports.values().stream().mapToInt(List::size).sum();

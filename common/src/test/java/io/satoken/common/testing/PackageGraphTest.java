@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,6 +31,21 @@ class PackageGraphTest {
 
         source("p/c/C.java", "package p.c;\n");
         assertThat(PackageGraph.read(sources, "p").cycles()).isEmpty();
+    }
+
+    @Test
+    void importsThatDoNotGoDown_areAnUpwardOne_oneWithinALayer_andAnyFromOrToAPackageOfNoLayer() throws IOException {
+        source("p/low/L.java", "package p.low;\n\nimport p.high.H;\n");
+        source("p/high/H.java", "package p.high;\n\nimport p.low.L;\nimport p.side.S;\n");
+        source("p/side/S.java", "package p.side;\n\nimport p.high.H;\n");
+        source("p/top/T.java", "package p.top;\n\nimport p.low.L;\nimport p.high.H;\n");
+        List<List<String>> layers = List.of(List.of("low"), List.of("high", "side"), List.of("top"));
+
+        PackageGraph graph = PackageGraph.read(sources, "p");
+
+        assertThat(graph.notDownward("p", layers)).extracting(PackageGraph.Import::to)
+                .containsExactlyInAnyOrder("p.high", "p.side", "p.high");
+        assertThat(graph.unlayered("p", List.of(List.of("low", "high", "side")))).containsExactly("p.top");
     }
 
     @Test
