@@ -52,7 +52,7 @@ final class BadInputs {
                 Map.of("csi.storage.k8s.io/pod.uid", "other", "podUID", "x"),
                 List.of(V + "podUID: unknown attribute")));
         c.add(new AttributeCase("lifetime a word", Map.of("expirationSeconds", "an hour"),
-                List.of(V + "expirationSeconds: must be a whole number of seconds, got \"an hour\"")));
+                List.of(V + "expirationSeconds: must be a whole number, got \"an hour\"")));
         c.add(new AttributeCase("lifetime 599 s", Map.of("expirationSeconds", "599"),
                 List.of(V + "expirationSeconds: may not specify a duration less than 10 minutes, got \"599\"")));
         c.add(new AttributeCase("lifetime 2^32+1 s", Map.of("expirationSeconds", "4294967297"),

@@ -2,8 +2,8 @@ package io.satoken.agent.config;
 
 import io.satoken.common.kube.KubeNames;
 import io.satoken.common.projection.FieldErrors;
-import io.satoken.common.projection.ProjectionAnnotation;
 import io.satoken.common.projection.ProjectionSpec;
+import io.satoken.common.projection.TokenFileFields;
 import io.satoken.common.projection.TokenFilePaths;
 import io.satoken.common.projection.YamlFields;
 import java.nio.file.Path;
@@ -52,15 +52,12 @@ final class ProjectionEntries {
                     .ifPresent(problem -> errors.invalid(fields.field("serviceAccount"), problem, serviceAccount));
         }
         List<String> audiences = audiences(fields);
-        Long expirationSeconds = fields.integer("expirationSeconds",
-                ProjectionAnnotation.MIN_EXPIRATION_SECONDS, ProjectionAnnotation.PV4,
-                ProjectionAnnotation.MAX_EXPIRATION_SECONDS, ProjectionAnnotation.PV5);
-        expirationSeconds = capped(fields, expirationSeconds);
+        Long expirationSeconds = capped(fields, TokenFileFields.expirationSeconds(fields));
         Path dir = dir(fields);
         String file = file(fields, dir);
-        Integer mode = fields.mode("mode");
-        Integer uid = fields.id("uid");
-        Integer gid = fields.id("gid");
+        Integer mode = TokenFileFields.mode(fields);
+        Integer uid = TokenFileFields.uid(fields);
+        Integer gid = TokenFileFields.gid(fields);
         if (errors.isEmpty()) {
             projections.add(new StaticProjection(namespace, serviceAccount, audiences,
                     expirationSeconds == null ? ProjectionSpec.DEFAULT_EXPIRATION_SECONDS : expirationSeconds,
@@ -73,13 +70,13 @@ final class ProjectionEntries {
      * is; the default lifetime is held to the cap as well, since a lowered cap can be under it.
      */
     private Long capped(YamlFields fields, Long expirationSeconds) {
-        boolean given = fields.has("expirationSeconds");
+        boolean given = fields.has(TokenFileFields.EXPIRATION_SECONDS);
         if (given && expirationSeconds == null) {
             return null; // already reported
         }
         long lifetime = given ? expirationSeconds : ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
         if (lifetime > maxUnbound) {
-            errors.add(fields.field("expirationSeconds"), "an unbound token (no boundObjectRef) may live at most "
+            errors.add(fields.field(TokenFileFields.EXPIRATION_SECONDS), "an unbound token (no boundObjectRef) may live at most "
                     + AgentConfigParser.MAX_UNBOUND + " = " + maxUnbound + " seconds, got " + lifetime
                     + (given ? "" : " (the default)"));
             return null;

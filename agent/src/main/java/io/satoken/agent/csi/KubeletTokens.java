@@ -152,7 +152,7 @@ final class KubeletTokens {
         List<String> listed = delivery.tokens().keySet().stream().sorted().map(a -> "\"" + a + "\"").toList();
         for (int i = 0; i < files.size(); i++) {
             ProjectionSpec file = files.get(i);
-            String audience = file.audience() == null ? "" : file.audience();
+            String audience = file.ask().kubeletAudience();
             String prefix = listForm ? CsiVolumeAttributes.field(CsiVolumeAttributes.PROJECTIONS) + "[" + i + "]."
                     : "volumeAttributes.";
             IssuedToken token = delivery.tokens().get(audience);

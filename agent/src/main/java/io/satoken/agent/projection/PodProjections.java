@@ -56,10 +56,7 @@ public final class PodProjections {
         BoundObjectRef boundTo = BoundObjectRef.pod(pod.name(), pod.uid());
         List<Projection> projections = new ArrayList<>(specs.size());
         for (ProjectionSpec spec : specs) {
-            // PV-14: one audience, or null (not an empty list) for the API server's own
-            List<String> audiences = spec.audience() == null ? null : List.of(spec.audience());
-            TokenKey key = new TokenKey(pod.namespace(), pod.serviceAccount(), audiences, spec.expirationSeconds(),
-                    boundTo);
+            TokenKey key = TokenKey.of(pod.namespace(), pod.serviceAccount(), spec.ask(), boundTo); // PV-14
             // the numbered steps of the class comment
             int mode = spec.mode() != null ? spec.mode() : DEFAULT_MODE;            // 1
             Integer owner = spec.uid() != null ? spec.uid() : fsUser;               // 2, 3

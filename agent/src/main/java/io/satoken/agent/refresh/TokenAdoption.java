@@ -138,12 +138,9 @@ public final class TokenAdoption {
         if (!key.subject().equals(info.subject())) {
             return "subject is " + info.subject();
         }
-        List<String> expected = key.audiences() != null ? key.audiences() : defaultAudiences.orElse(null);
-        if (expected == null) {
-            return "requested without audiences, and the API server's default audiences are not known";
-        }
-        if (!expected.equals(info.audiences())) {
-            return "audiences are " + info.audiences();
+        String audiences = key.ask().audienceMismatch(info.audiences(), defaultAudiences);
+        if (audiences != null) {
+            return audiences;
         }
         String boundUid = key.boundObject().isPod() ? key.boundObject().uid() : null;
         if (!Objects.equals(boundUid, info.podUid())) {

@@ -64,7 +64,7 @@ public final class DeliveredTokens implements TokenSource {
 
     /** The audience a key stands for in the kubelet's delivery: its one audience, or "" for the server's own. */
     public static String audienceOf(TokenKey key) {
-        return key.audiences() == null || key.audiences().isEmpty() ? "" : key.audiences().get(0);
+        return key.ask().kubeletAudience();
     }
 
     /**

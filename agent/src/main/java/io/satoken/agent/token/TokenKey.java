@@ -1,5 +1,6 @@
 package io.satoken.agent.token;
 
+import io.satoken.common.projection.TokenAsk;
 import java.util.List;
 import java.util.Objects;
 
@@ -29,6 +30,16 @@ public record TokenKey(
             throw new IllegalArgumentException("expirationSeconds: must not be negative, got " + expirationSeconds);
         }
         boundObject = Objects.requireNonNullElse(boundObject, BoundObjectRef.NONE);
+    }
+
+    /** The token of {@code ask}, for the ServiceAccount, bound to {@code boundObject}. */
+    public static TokenKey of(String namespace, String serviceAccount, TokenAsk ask, BoundObjectRef boundObject) {
+        return new TokenKey(namespace, serviceAccount, ask.audiences(), ask.expirationSeconds(), boundObject);
+    }
+
+    /** What the key asks the API server for: its audiences ({@link TokenAsk} says what none means) and lifetime. */
+    public TokenAsk ask() {
+        return new TokenAsk(audiences, expirationSeconds);
     }
 
     /** {@code system:serviceaccount:<namespace>:<name>}, the subject the token will carry. */

@@ -121,13 +121,13 @@ class VolumeAttributesTest {
                 new Invalid("expirationSeconds 2^32 + 1", attributes("expirationSeconds", "4294967297"),
                         exp + "may not specify a duration larger than 2^32 seconds, got \"4294967297\""),
                 new Invalid("expirationSeconds abc", attributes("expirationSeconds", "abc"),
-                        exp + "must be a whole number of seconds, got \"abc\""),
+                        exp + "must be a whole number, got \"abc\""),
                 new Invalid("expirationSeconds a duration", attributes("expirationSeconds", "1h"),
-                        exp + "must be a whole number of seconds, got \"1h\""),
+                        exp + "must be a whole number, got \"1h\""),
                 new Invalid("expirationSeconds beyond a long", attributes("expirationSeconds", "99999999999999999999"),
-                        exp + "must be a whole number of seconds, got \"99999999999999999999\""),
+                        exp + "must be an integer that fits in 64 bits, got \"99999999999999999999\""),
                 new Invalid("expirationSeconds empty", attributes("expirationSeconds", ""),
-                        exp + "must be a whole number of seconds, got \"\""),
+                        exp + "must be a whole number, got \"\""),
                 // PV-6, PV-7, AW-15
                 new Invalid("path absolute", attributes("path", "/etc/x"), path + "must be a relative path, got \"/etc/x\""),
                 new Invalid("path climbs out", attributes("path", "../x"), path + "must not contain '..', got \"../x\""),
@@ -186,8 +186,8 @@ class VolumeAttributesTest {
                         "volumeAttributes.alpha: unknown attribute; the attributes are audience, expirationSeconds, path,"
                                 + " projections, reloadContainer, reloadSignal; volumeAttributes.zeta: unknown attribute;"
                                 + " the attributes are audience, expirationSeconds, path, projections, reloadContainer,"
-                                + " reloadSignal; " + exp + "may not specify a duration less than"
-                                + " 10 minutes, got \"6\"; " + path + "must be a relative path, got \"/t\""));
+                                + " reloadSignal; " + path + "must be a relative path, got \"/t\"; " + exp
+                                + "may not specify a duration less than 10 minutes, got \"6\""));
     }
 
     @ParameterizedTest(name = "{0}")

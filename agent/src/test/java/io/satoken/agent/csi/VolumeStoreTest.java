@@ -9,6 +9,7 @@ import io.satoken.agent.projection.Projection;
 import io.satoken.agent.testing.PodInfo;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
+import io.satoken.common.projection.TokenFileFields;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,6 +69,36 @@ class VolumeStoreTest {
             assertThat(v.files()).extracting(Projection::path, Projection::uid, Projection::gid)
                     .containsExactly(tuple("a", 1001, 3000), tuple("b", null, 2000));
             assertThat(v.reload().container()).isEqualTo("app");
+        });
+    }
+
+    /** A value other than the default for every field a file has; a field added to a file must be added here. */
+    private static final Map<String, String> EVERY_FIELD = Map.of(
+            TokenFileFields.PATH, "vault/token",
+            TokenFileFields.AUDIENCE, "vault",
+            TokenFileFields.EXPIRATION_SECONDS, "7200",
+            TokenFileFields.MODE, "0400",
+            TokenFileFields.UID, "1001",
+            TokenFileFields.GID, "3000");
+
+    @Test
+    void everyFieldOfAFile_survivesARestart() throws Exception {
+        assertThat(EVERY_FIELD.keySet()).as("a sample value for every field of TokenFileFields.KEYS")
+                .containsExactlyInAnyOrderElementsOf(TokenFileFields.KEYS);
+        String entry = TokenFileFields.KEYS.stream().map(k -> k + ": " + EVERY_FIELD.get(k))
+                .collect(Collectors.joining(", ", "- {", "}\n"));
+        PublishedVolume published = PublishedVolume.of("csi-1", volume.targetPath(),
+                PodInfo.attributes(POD, "projections", entry), OWNERS, null, Set.of());
+        Projection defaults = PublishedVolume.of("csi-1", volume.targetPath(),
+                PodInfo.attributes(POD, "projections", "- {path: vault/token}\n"), OWNERS, null, Set.of())
+                .files().get(0);
+        assertThat(published.files().get(0)).as("every sample differs from the default").isNotEqualTo(defaults);
+
+        store.save(published);
+
+        assertThat(store.loadAll()).singleElement().satisfies(v -> {
+            assertThat(v).isEqualTo(published);
+            assertThat(v.files()).containsExactlyElementsOf(published.files());
         });
     }
 

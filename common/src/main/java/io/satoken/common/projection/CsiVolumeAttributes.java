@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -21,9 +22,9 @@ public final class CsiVolumeAttributes {
 
     /** The CSI driver's name. */
     public static final String DRIVER = "tokens.satoken.io";
-    public static final String AUDIENCE = "audience";
-    public static final String EXPIRATION_SECONDS = "expirationSeconds";
-    public static final String PATH = "path";
+    public static final String AUDIENCE = TokenFileFields.AUDIENCE;
+    public static final String EXPIRATION_SECONDS = TokenFileFields.EXPIRATION_SECONDS;
+    public static final String PATH = TokenFileFields.PATH;
     public static final String PROJECTIONS = "projections";
     /** The signal the agent sends the pod's container after each rotation of the volume (opt-in). */
     public static final String RELOAD_SIGNAL = "reloadSignal";
@@ -76,13 +77,15 @@ public final class CsiVolumeAttributes {
                 return List.of();
             }
         }
-        String audience = attributes.get(AUDIENCE); // PV-8: any string; empty means the API server's own
-        long expirationSeconds = expirationSeconds(attributes.get(EXPIRATION_SECONDS), errors);
-        String path = TokenFilePaths.validateAndClean(attributes.getOrDefault(PATH, DEFAULT_PATH), field(PATH), errors);
-        if (path == null) {
-            return List.of();
+        Map<String, String> single = new TreeMap<>();
+        for (String key : List.of(AUDIENCE, EXPIRATION_SECONDS, PATH)) {
+            if (attributes.containsKey(key)) {
+                single.put(key, attributes.get(key));
+            }
         }
-        return List.of(new ProjectionSpec(path, audience, expirationSeconds, null, null, null));
+        ProjectionSpec file = TokenFileFields.read(YamlFields.ofText(single, "volumeAttributes", errors),
+                new TokenFilePaths(errors), DEFAULT_PATH);
+        return file == null ? List.of() : List.of(file);
     }
 
     /** {@code volumeAttributes.<key>}, as errors name an attribute. */
@@ -97,25 +100,5 @@ public final class CsiVolumeAttributes {
             all.addAll(listErrors);
             throw new InvalidProjectionException(all);
         }
-    }
-
-    /** PV-2, PV-4, PV-5: 3600 when absent, 600 .. 2^32. */
-    private static long expirationSeconds(String value, FieldErrors errors) {
-        if (value == null) {
-            return ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
-        }
-        long seconds;
-        try {
-            seconds = Long.parseLong(value.trim());
-        } catch (NumberFormatException e) {
-            errors.invalid(field(EXPIRATION_SECONDS), "must be a whole number of seconds", value);
-            return 0;
-        }
-        if (seconds < ProjectionAnnotation.MIN_EXPIRATION_SECONDS) {
-            errors.invalid(field(EXPIRATION_SECONDS), ProjectionAnnotation.PV4, value);
-        } else if (seconds > ProjectionAnnotation.MAX_EXPIRATION_SECONDS) {
-            errors.invalid(field(EXPIRATION_SECONDS), ProjectionAnnotation.PV5, value);
-        }
-        return seconds;
     }
 }

@@ -39,8 +39,6 @@ public final class ProjectionAnnotation {
     /** PV-5's message for a lifetime over {@link #MAX_EXPIRATION_SECONDS}. */
     public static final String PV5 = "may not specify a duration larger than 2^32 seconds";
 
-    private static final List<String> KEYS = List.of("path", "audience", "expirationSeconds", "mode", "uid", "gid");
-
     private ProjectionAnnotation() {
     }
 
@@ -85,7 +83,7 @@ public final class ProjectionAnnotation {
         for (int i = 0; i < entries.size(); i++) {
             String prefix = field + "[" + i + "]";
             if (entries.get(i) instanceof Map<?, ?> entry) {
-                specs.add(entry(YamlFields.of(entry, prefix, KEYS, errors), paths));
+                specs.add(TokenFileFields.read(YamlFields.of(entry, prefix, TokenFileFields.KEYS, errors), paths, null));
             } else {
                 errors.invalid(prefix, "must be a map", entries.get(i));
             }
@@ -94,28 +92,5 @@ public final class ProjectionAnnotation {
             throw new InvalidProjectionException(errors.list());
         }
         return List.copyOf(specs);
-    }
-
-    /** One entry; null where a field is invalid (the caller then throws). */
-    private static ProjectionSpec entry(YamlFields fields, TokenFilePaths paths) {
-        // PV-6, PV-7, AW-15; a non-string is reported by string() and gives null
-        Object given = fields.raw("path");
-        String path = given == null || given instanceof String
-                ? paths.add((String) given, fields.field("path"))
-                : fields.string("path");
-        // PV-8: any string
-        String audience = fields.string("audience");
-        // PV-2, PV-4, PV-5
-        Long expirationSeconds = fields.integer("expirationSeconds",
-                MIN_EXPIRATION_SECONDS, PV4, MAX_EXPIRATION_SECONDS, PV5);
-        Integer mode = fields.mode("mode");
-        Integer uid = fields.id("uid");
-        Integer gid = fields.id("gid");
-        if (path == null) {
-            return null;
-        }
-        return new ProjectionSpec(path, audience,
-                expirationSeconds == null ? ProjectionSpec.DEFAULT_EXPIRATION_SECONDS : expirationSeconds,
-                mode, uid, gid);
     }
 }

@@ -8,8 +8,7 @@ import java.util.Objects;
  * into token files.
  *
  * @param path the file's path inside the pod's token directory, cleaned ({@code ./a//b} is {@code a/b})
- * @param audience the one audience to request; null means none, so the API server uses its own
- *     (PV-3); an empty string is taken as null
+ * @param audience the one audience to request; null means none ({@link #ask()}); an empty string is taken as null
  * @param expirationSeconds the requested lifetime, 600..2^32 (PV-4, PV-5), 3600 when not given (PV-2)
  * @param mode the file mode 0..0777 (PV-11), or null for the default (PV-1, PV-16)
  * @param uid the file's owner, or null for the pod's (PV-18)
@@ -29,6 +28,11 @@ public record ProjectionSpec(String path, String audience, long expirationSecond
         if (mode != null && (mode < 0 || mode > YamlFields.MAX_MODE)) {
             throw new IllegalArgumentException("mode: must be between 0 and 0777, got 0" + Integer.toOctalString(mode));
         }
+    }
+
+    /** What the file asks the API server for: its audience, or none for the API server's own (PV-3, PV-14). */
+    public TokenAsk ask() {
+        return new TokenAsk(TokenAsk.audiences(audience), expirationSeconds);
     }
 
     /** An entry with only a path: no audience, the default lifetime, mode and owner. */

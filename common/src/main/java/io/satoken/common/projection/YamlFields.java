@@ -22,11 +22,14 @@ public final class YamlFields {
     private final Map<?, ?> map;
     private final String prefix;
     private final FieldErrors errors;
+    /** whether every value is text, as in a CSI volume's attributes, so numbers are written as strings */
+    private final boolean text;
 
-    private YamlFields(Map<?, ?> map, String prefix, FieldErrors errors) {
+    private YamlFields(Map<?, ?> map, String prefix, FieldErrors errors, boolean text) {
         this.map = map;
         this.prefix = prefix;
         this.errors = errors;
+        this.text = text;
     }
 
     /**
@@ -40,7 +43,15 @@ public final class YamlFields {
                         + " (known keys: " + String.join(", ", known) + ")");
             }
         }
-        return new YamlFields(map, prefix, errors);
+        return new YamlFields(map, prefix, errors, false);
+    }
+
+    /**
+     * Reads from a map whose values are all strings, such as a CSI volume's {@code volumeAttributes}: an integer is
+     * a string of decimal digits. The caller has checked the keys.
+     */
+    public static YamlFields ofText(Map<String, String> map, String prefix, FieldErrors errors) {
+        return new YamlFields(map, prefix, errors, true);
     }
 
     /** The path of {@code key}, e.g. {@code satoken.io/projections[2].path}. */
@@ -88,10 +99,11 @@ public final class YamlFields {
         if (value == null) {
             return null;
         }
-        Long n = asLong(value);
+        Object number = text && value instanceof String s ? decimal(s) : value;
+        Long n = asLong(number);
         if (n == null) {
-            errors.invalid(field(key), value instanceof BigInteger
-                    ? "must be an integer that fits in 64 bits" : "must be an integer", value);
+            errors.invalid(field(key), number instanceof BigInteger ? "must be an integer that fits in 64 bits"
+                    : text ? "must be a whole number" : "must be an integer", value);
         } else if (n < min) {
             errors.invalid(field(key), belowMin, value);
         } else if (n > max) {
@@ -142,6 +154,15 @@ public final class YamlFields {
             return null;
         }
         return n.intValue();
+    }
+
+    /** The number a string of decimal digits (with an optional sign) writes, or the string itself. */
+    private static Object decimal(String s) {
+        try {
+            return new BigInteger(s.trim());
+        } catch (NumberFormatException e) {
+            return s;
+        }
     }
 
     /** Integer, Long, or a BigInteger that fits; anything else (floats too) is null. */

@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionSpec;
+import io.satoken.common.projection.TokenAsk;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.admission.view.Json;
 import java.util.ArrayList;
@@ -16,39 +17,17 @@ import java.util.Map;
  * audiences and lifetime, defaulted as the agent defaults them before it sends the request.
  *
  * <p>The volume's files are read by {@link CsiVolumeAttributes}, exactly as the agent reads them to publish
- * the volume. The agent then requests {@code audiences: [audience]}, or none when the audience is absent or
- * empty (PV-3, PV-14), and {@code expirationSeconds} as given, 3600 when absent (PV-2). A volume the agent
- * would refuse to publish asks for nothing.
+ * the volume, and each file's {@link TokenAsk} is what the agent then requests ({@link ProjectionSpec#ask}). A
+ * volume the agent would refuse to publish asks for nothing.
  */
 final class CsiTokenRequests {
-
-    /**
-     * One request the agent may make for the pod.
-     *
-     * @param audiences {@code [audience]}, or null for the API server's own audiences (PV-3)
-     */
-    record Shape(List<String> audiences, long expirationSeconds) {
-        Shape {
-            audiences = audiences == null ? null : List.copyOf(audiences);
-        }
-
-        static Shape of(ProjectionSpec spec) {
-            return new Shape(spec.audience() == null ? null : List.of(spec.audience()), spec.expirationSeconds());
-        }
-
-        @Override
-        public String toString() {
-            return "{audiences: " + (audiences == null ? "the API server's own" : audiences)
-                    + ", expirationSeconds: " + expirationSeconds + "}";
-        }
-    }
 
     private CsiTokenRequests() {
     }
 
     /** Every request the pod's agent volumes allow, in volume order; empty when it has none. */
-    static List<Shape> of(JsonObject podSpec) throws InvalidReviewException {
-        List<Shape> shapes = new ArrayList<>();
+    static List<TokenAsk> of(JsonObject podSpec) throws InvalidReviewException {
+        List<TokenAsk> shapes = new ArrayList<>();
         List<JsonObject> volumes = Json.objects(podSpec, "volumes", "spec");
         for (int i = 0; i < volumes.size(); i++) {
             String path = "spec.volumes[" + i + "].csi";
@@ -61,7 +40,7 @@ final class CsiTokenRequests {
         return List.copyOf(shapes);
     }
 
-    private static List<Shape> volume(JsonObject attributes, String path) throws InvalidReviewException {
+    private static List<TokenAsk> volume(JsonObject attributes, String path) throws InvalidReviewException {
         Map<String, String> values = new LinkedHashMap<>();
         if (attributes != null) {
             for (String key : attributes.keySet()) {
@@ -69,7 +48,7 @@ final class CsiTokenRequests {
             }
         }
         try {
-            return CsiVolumeAttributes.files(values).stream().map(Shape::of).toList();
+            return CsiVolumeAttributes.files(values).stream().map(ProjectionSpec::ask).toList();
         } catch (InvalidProjectionException e) {
             return List.of(); // a volume the agent refuses to publish asks for nothing
         }

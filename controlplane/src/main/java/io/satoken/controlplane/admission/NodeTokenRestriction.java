@@ -1,5 +1,6 @@
 package io.satoken.controlplane.admission;
 
+import io.satoken.common.projection.TokenAsk;
 import io.kubernetes.client.openapi.ApiException;
 import io.satoken.common.kube.Failures;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
@@ -153,11 +154,8 @@ public final class NodeTokenRestriction implements Admission {
         long seconds = token.expirationSeconds();
         // the API server fills both in before validating admission; absent values are its defaults
         Optional<List<String>> defaults = apiAudiences.get();
-        for (CsiTokenRequests.Shape asked : pod.tokenRequests()) {
-            boolean sameAudiences = asked.audiences() == null
-                    ? audiences.isEmpty() || defaults.isPresent() && defaults.get().equals(audiences)
-                    : asked.audiences().equals(audiences);
-            if (sameAudiences && asked.expirationSeconds() == seconds) {
+        for (TokenAsk asked : pod.tokenRequests()) {
+            if (asked.matches(audiences, seconds, defaults)) {
                 return Verdict.allow();
             }
         }
@@ -168,7 +166,7 @@ public final class NodeTokenRestriction implements Admission {
         }
         return deny("NT-6: " + got + " are not what pod " + target + "'s " + AgentTokenInjection.DRIVER
                 + " volumes ask for: " + pod.tokenRequests() + (defaults.isEmpty()
-                        && pod.tokenRequests().stream().anyMatch(asked -> asked.audiences() == null)
+                        && pod.tokenRequests().stream().anyMatch(TokenAsk::serverOwnAudiences)
                         ? " (the API server's own audiences are not known to the webhook: --api-audiences)" : ""));
     }
 

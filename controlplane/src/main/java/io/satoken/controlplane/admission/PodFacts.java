@@ -1,5 +1,6 @@
 package io.satoken.controlplane.admission;
 
+import io.satoken.common.projection.TokenAsk;
 import java.util.List;
 
 /**
@@ -10,7 +11,7 @@ import java.util.List;
  * @param tokenRequests what its {@value AgentTokenInjection#DRIVER} volumes let the agent request
  */
 record PodFacts(String namespace, String name, String uid, String nodeName, String serviceAccountName,
-        List<CsiTokenRequests.Shape> tokenRequests) {
+        List<TokenAsk> tokenRequests) {
 
     PodFacts {
         tokenRequests = List.copyOf(tokenRequests);

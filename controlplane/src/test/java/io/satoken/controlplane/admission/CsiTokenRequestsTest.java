@@ -1,5 +1,6 @@
 package io.satoken.controlplane.admission;
 
+import io.satoken.common.projection.TokenAsk;
 import static io.satoken.controlplane.admission.AdmissionFixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,15 +16,15 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class CsiTokenRequestsTest {
 
-    record Case(String name, String volumes, List<CsiTokenRequests.Shape> expected) {
+    record Case(String name, String volumes, List<TokenAsk> expected) {
         @Override
         public String toString() {
             return name;
         }
     }
 
-    static CsiTokenRequests.Shape shape(String audience, long seconds) {
-        return new CsiTokenRequests.Shape(audience == null ? null : List.of(audience), seconds);
+    static TokenAsk shape(String audience, long seconds) {
+        return new TokenAsk(audience == null ? null : List.of(audience), seconds);
     }
 
     static String csi(String attributes) {

@@ -1,5 +1,6 @@
 package io.satoken.controlplane.admission;
 
+import io.satoken.common.projection.TokenAsk;
 import static io.satoken.controlplane.admission.AdmissionFixtures.denied;
 import static io.satoken.controlplane.admission.AdmissionFixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -24,7 +25,7 @@ class NodeTokenRestrictionTest {
 
     static final String AGENT = "system:serviceaccount:satoken-agent:satoken-agent";
     static final List<String> API_AUDIENCES = List.of("https://kubernetes.default.svc");
-    static final CsiTokenRequests.Shape VAULT = new CsiTokenRequests.Shape(List.of("vault"), 3600);
+    static final TokenAsk VAULT = new TokenAsk(List.of("vault"), 3600);
 
     /** The API server's pods by "namespace/name": what a live GET sees now. */
     final Map<String, PodFacts> pods = new HashMap<>();
@@ -45,7 +46,7 @@ class NodeTokenRestrictionTest {
     }
 
     static PodFacts pod(String namespace, String name, String uid, String node, String account,
-            CsiTokenRequests.Shape... asks) {
+            TokenAsk... asks) {
         return new PodFacts(namespace, name, uid, node, account, List.of(asks));
     }
 
@@ -268,21 +269,21 @@ class NodeTokenRestrictionTest {
         assertThat(denied(verdict).message()).isEqualTo(denial("NT-5: pod ns/web runs as ServiceAccount web, not admin"));
     }
 
-    record Case(String name, List<CsiTokenRequests.Shape> asks, ApiAudiences known, String spec, String denied) {
+    record Case(String name, List<TokenAsk> asks, ApiAudiences known, String spec, String denied) {
         @Override
         public String toString() {
             return name;
         }
     }
 
-    static final CsiTokenRequests.Shape API_DEFAULT = new CsiTokenRequests.Shape(null, 3600);
+    static final TokenAsk API_DEFAULT = new TokenAsk(null, 3600);
     static final ApiAudiences UNKNOWN = Optional::empty;
 
     static Stream<Case> nt6_request_mustBeOneThePodsVolumesAskFor() {
         String vault = "'audiences':['vault'],'expirationSeconds':3600";
         return Stream.of(
                 new Case("the asked audience and lifetime", List.of(VAULT), ApiAudiences.of(API_AUDIENCES), vault, null),
-                new Case("one of several asks", List.of(new CsiTokenRequests.Shape(List.of("a"), 600), VAULT),
+                new Case("one of several asks", List.of(new TokenAsk(List.of("a"), 600), VAULT),
                         ApiAudiences.of(API_AUDIENCES), vault, null),
                 new Case("no lifetime given: the API server's 3600 (PV-2)", List.of(VAULT), ApiAudiences.of(API_AUDIENCES),
                         "'audiences':['vault']", null),
