@@ -164,8 +164,8 @@ public record AgentConfig(Mode mode, Path kubeletDir, List<StaticProjection> pro
                     + ", got " + maxUnboundExpirationSeconds);
         }
         for (StaticProjection p : projections) {
-            if (p.expirationSeconds() > maxUnboundExpirationSeconds) {
-                throw new IllegalArgumentException("a static projection asks for " + p.expirationSeconds()
+            if (p.ask().expirationSeconds() > maxUnboundExpirationSeconds) {
+                throw new IllegalArgumentException("a static projection asks for " + p.ask().expirationSeconds()
                         + " s, more than maxUnboundExpirationSeconds " + maxUnboundExpirationSeconds);
             }
         }

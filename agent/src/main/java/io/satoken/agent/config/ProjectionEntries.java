@@ -3,6 +3,7 @@ package io.satoken.agent.config;
 import io.satoken.common.kube.KubeNames;
 import io.satoken.common.projection.FieldErrors;
 import io.satoken.common.projection.ProjectionSpec;
+import io.satoken.common.projection.TokenAsk;
 import io.satoken.common.projection.TokenFileFields;
 import io.satoken.common.projection.TokenFilePaths;
 import io.satoken.common.projection.YamlFields;
@@ -59,8 +60,8 @@ final class ProjectionEntries {
         Integer uid = TokenFileFields.uid(fields);
         Integer gid = TokenFileFields.gid(fields);
         if (errors.isEmpty()) {
-            projections.add(new StaticProjection(namespace, serviceAccount, audiences,
-                    expirationSeconds == null ? ProjectionSpec.DEFAULT_EXPIRATION_SECONDS : expirationSeconds,
+            projections.add(new StaticProjection(namespace, serviceAccount, new TokenAsk(audiences,
+                    expirationSeconds == null ? ProjectionSpec.DEFAULT_EXPIRATION_SECONDS : expirationSeconds),
                     dir, file, mode == null ? StaticProjection.DEFAULT_MODE : mode, uid, gid));
         }
     }

@@ -10,6 +10,7 @@ import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.token.IssuedToken;
 import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.ProjectionSpec;
+import io.satoken.common.projection.TokenAsk;
 import java.text.ParseException;
 import java.time.Duration;
 import java.time.Instant;
@@ -226,11 +227,13 @@ final class KubeletTokens {
             return "its subject is \"" + claims.getSubject() + "\", not the pod's ServiceAccount \"" + subject + "\"";
         }
         List<String> aud = claims.getAudience();
-        if (audience.isEmpty() && aud.isEmpty()) {
+        TokenAsk asked = new TokenAsk(TokenAsk.audiences(audience), 0);
+        if (asked.serverOwnAudiences() && aud.isEmpty()) {
+            // the agent need not know the API server's own audiences here: the kubelet asked for them
             return "it has no audience, and a token for the API server's own audiences (\"\") must have some";
         }
-        if (!audience.isEmpty() && !aud.equals(List.of(audience))) {
-            return "its audiences are " + aud + ", not [" + audience + "]";
+        if (!asked.serverOwnAudiences() && !aud.equals(asked.audiences())) {
+            return "its audiences are " + aud + ", not " + asked.audiences();
         }
         Map<String, Object> kubernetes = object(claims.getClaim(KUBERNETES_CLAIM));
         Map<String, Object> podClaim = object(kubernetes.get("pod"));

@@ -10,6 +10,7 @@ import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
+import io.satoken.common.projection.TokenAsk;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,7 +64,7 @@ class AgentConfigParserTest {
         assertThat(config.mode()).isEqualTo(Mode.STATIC);
         assertThat(config.kubeletDir()).isEqualTo(Path.of("/var/lib/k8s/kubelet"));
         assertThat(config.projections()).containsExactly(new StaticProjection("monitoring", "node-exporter",
-                List.of("https://vault.example.com"), 3600, Path.of("/var/run/satoken/node-exporter"), "token",
+                new TokenAsk(List.of("https://vault.example.com"), 3600), Path.of("/var/run/satoken/node-exporter"), "token",
                 0600, 65534, 65534));
     }
 
@@ -74,7 +75,7 @@ class AgentConfigParserTest {
         assertThat(config.kubeletDir()).isEqualTo(Path.of("/var/lib/kubelet"));
         // audiences absent: the API server's own (null, not empty); PV-2 lifetime; host files 0600
         assertThat(config.projections()).containsExactly(
-                new StaticProjection("ns", "sa", null, 3600, Path.of("/run/t"), "token", 0600, null, null));
+                new StaticProjection("ns", "sa", new TokenAsk(null, 3600), Path.of("/run/t"), "token", 0600, null, null));
     }
 
     @Test
@@ -347,7 +348,7 @@ class AgentConfigParserTest {
                 + "\ndir: /run/t\nexpirationSeconds: 600\nmode: 0777\nuid: 0\ngid: 2147483647")
                 + "  - {namespace: ns, serviceAccount: sa, dir: /run/u, expirationSeconds: 86400, mode: 0}\n");
 
-        assertThat(config.projections()).extracting(StaticProjection::expirationSeconds).containsExactly(600L, 86400L);
+        assertThat(config.projections()).extracting(p -> p.ask().expirationSeconds()).containsExactly(600L, 86400L);
         assertThat(config.projections()).extracting(StaticProjection::mode).containsExactly(0777, 0);
         assertThat(config.projections().get(0).serviceAccount()).hasSize(253);
     }
@@ -361,7 +362,7 @@ class AgentConfigParserTest {
                 + entry("expirationSeconds: 604800"));
 
         assertThat(raised.maxUnboundExpirationSeconds()).isEqualTo(604800);
-        assertThat(raised.projections()).extracting(StaticProjection::expirationSeconds).containsExactly(604800L);
+        assertThat(raised.projections()).extracting(p -> p.ask().expirationSeconds()).containsExactly(604800L);
     }
 
     @Test

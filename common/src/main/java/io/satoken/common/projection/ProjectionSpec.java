@@ -22,8 +22,8 @@ public record ProjectionSpec(String path, String audience, long expirationSecond
 
     public ProjectionSpec {
         Objects.requireNonNull(path, "path");
-        if (audience != null && audience.isEmpty()) {
-            audience = null;
+        if (TokenAsk.audiences(audience) == null) {
+            audience = null; // "" names no audience
         }
         if (mode != null && (mode < 0 || mode > YamlFields.MAX_MODE)) {
             throw new IllegalArgumentException("mode: must be between 0 and 0777, got 0" + Integer.toOctalString(mode));

@@ -1,8 +1,8 @@
 package io.satoken.controlplane.admission;
 
-import io.satoken.common.projection.TokenAsk;
 import io.kubernetes.client.openapi.ApiException;
 import io.satoken.common.kube.Failures;
+import io.satoken.common.projection.TokenAsk;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.admission.view.TokenRequestView;
 import java.util.List;

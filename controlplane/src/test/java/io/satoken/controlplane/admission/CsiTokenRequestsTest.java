@@ -1,10 +1,10 @@
 package io.satoken.controlplane.admission;
 
-import io.satoken.common.projection.TokenAsk;
 import static io.satoken.controlplane.admission.AdmissionFixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
+import io.satoken.common.projection.TokenAsk;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,6 +1,5 @@
 package io.satoken.controlplane.admission;
 
-import io.satoken.common.projection.TokenAsk;
 import static io.satoken.controlplane.admission.AdmissionFixtures.denied;
 import static io.satoken.controlplane.admission.AdmissionFixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.ApiException;
+import io.satoken.common.projection.TokenAsk;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
