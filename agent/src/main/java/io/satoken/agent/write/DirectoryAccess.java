@@ -2,7 +2,9 @@ package io.satoken.agent.write;
 
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 
+import io.satoken.common.kube.Failures;
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -106,7 +108,7 @@ public record DirectoryAccess(Integer gid, int mode) {
         if (gid != null) {
             boolean unixView = unixView(dir);
             if (!unixView || !gid.equals(Files.getAttribute(dir, "unix:gid", NOFOLLOW_LINKS))) {
-                FileOwners.set(dir, true, gid, unixView);
+                setOwner(dir, true, gid, unixView);
             }
         }
         Files.setPosixFilePermissions(dir, permissions());
@@ -121,6 +123,25 @@ public record DirectoryAccess(Integer gid, int mode) {
             }
         }
         return set;
+    }
+
+    /**
+     * Sets {@code file}'s group ({@code group} true) or owner to {@code id}, not following a link; fails with a
+     * {@link FileOwnerException} that names the id.
+     *
+     * @param unixView whether the file system has the unix attribute view; without it nothing can be set
+     */
+    private static void setOwner(Path file, boolean group, int id, boolean unixView) throws FileOwnerException {
+        if (!unixView) {
+            throw new FileOwnerException(file, group, id, "the file system has no unix attribute view");
+        }
+        try {
+            Files.setAttribute(file, group ? "unix:gid" : "unix:uid", id, NOFOLLOW_LINKS);
+        } catch (FileSystemException e) {
+            throw new FileOwnerException(file, group, id, e.getReason() == null ? Failures.inWords(e) : e.getReason());
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            throw new FileOwnerException(file, group, id, Failures.inWords(e));
+        }
     }
 
     private static boolean unixView(Path dir) {

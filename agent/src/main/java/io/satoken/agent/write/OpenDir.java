@@ -114,6 +114,25 @@ final class OpenDir implements AutoCloseable {
     }
 
     /**
+     * Sets the group ({@code group} true) or owner of the entry {@code name} to {@code id}, through a descriptor
+     * opened without following a link ({@link #view}); fails with a {@link FileOwnerException} that names the id.
+     */
+    void setOwner(String name, boolean group, int id) throws FileOwnerException {
+        Path file = path.resolve(name);
+        try {
+            if (group) {
+                view(name).setGroup(group(id));
+            } else {
+                view(name).setOwner(user(id));
+            }
+        } catch (FileSystemException e) {
+            throw new FileOwnerException(file, group, id, e.getReason() == null ? Failures.inWords(e) : e.getReason());
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            throw new FileOwnerException(file, group, id, Failures.inWords(e));
+        }
+    }
+
+    /**
      * Gives this directory the access, through its own descriptor: the group first, then the mode, so the mode
      * is never wider than its group's right to it.
      */
