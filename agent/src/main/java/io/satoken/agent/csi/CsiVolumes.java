@@ -306,7 +306,7 @@ public final class CsiVolumes {
                 reloads.register(dir.name(), volume.pod(), volume.reload());
             }
             int adopted = adoption.adopt(dir);
-            scheduler.put(dir); // its first write is on disk already
+            scheduler.resume(dir); // its first write is on disk already
             log.info("resumed volume {} of pod {}: adopted {} of {} token(s)", volume.volumeId(), volume.pod(),
                     adopted, dir.keys().size());
             resumed.add(volume);

@@ -26,8 +26,10 @@ final class DirectoryOutput {
     private final Map<String, IssuedToken> written;
     private final CompletableFuture<Void> firstWrite;
 
-    DirectoryOutput(TokenDirectory dir, DirectoryWriter writer) {
-        this(dir, writer, new ConcurrentHashMap<>(), new CompletableFuture<>());
+    /** @param writtenBefore an earlier run wrote it: its first write is not waited for, and is done already */
+    DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, boolean writtenBefore) {
+        this(dir, writer, new ConcurrentHashMap<>(),
+                writtenBefore ? CompletableFuture.completedFuture(null) : new CompletableFuture<>());
     }
 
     private DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, Map<String, IssuedToken> written,

@@ -38,7 +38,8 @@ public interface RefreshListener {
     }
 
     /**
-     * A token of a directory past its first write (written, or failed and kept) could not be fetched or refreshed:
+     * A token of a directory past its first write (written, by this run or by an earlier one that
+     * {@link RefreshScheduler#resume} names, or failed and kept) could not be fetched or refreshed:
      * told once for each such directory that needs it, after {@link #fetchFailed}. The failure that fails a
      * directory's first write is that write's (the future {@link RefreshScheduler#put} answers with, which whoever
      * put the directory reports), and this is not called for it.

@@ -91,14 +91,28 @@ public final class RefreshScheduler implements AutoCloseable {
      *     directory replaced before its first write shares that first write with its replacement. Its failures after
      *     the first write are the listener's ({@link RefreshListener#refreshFailed})
      */
-    public synchronized CompletableFuture<Void> put(TokenDirectory dir) {
+    public CompletableFuture<Void> put(TokenDirectory dir) {
+        return register(dir, false).copy(); // the caller's own: completing it leaves the directory's as it is
+    }
+
+    /**
+     * Adds a directory an earlier run of the agent wrote (a CSI volume resumed at start), as {@link #put} does; no one
+     * waits for its first write, so every failure of its tokens, the first included, is the listener's
+     * ({@link RefreshListener#refreshFailed}).
+     */
+    public void resume(TokenDirectory dir) {
+        register(dir, true);
+    }
+
+    /** @return the directory's first write, done already when {@code writtenBefore} */
+    private synchronized CompletableFuture<Void> register(TokenDirectory dir, boolean writtenBefore) {
         if (closed) {
             throw new IllegalStateException("scheduler is closed");
         }
         DirectoryOutput old = dirs.get(dir.name());
         DirectoryOutput output = old != null && old.dir().dir().equals(dir.dir())
                 ? old.replacedBy(dir)
-                : new DirectoryOutput(dir, writerFor.apply(dir.dir()));
+                : new DirectoryOutput(dir, writerFor.apply(dir.dir()), writtenBefore);
         dirs.put(dir.name(), output);
         Set<TokenKey> needed = dir.keys();
         if (old != null) {
@@ -109,7 +123,7 @@ public final class RefreshScheduler implements AutoCloseable {
             state.addDir(dir.name());
             state.schedule(timers, clock.instant(), false, this::attempt);
         }
-        return output.firstWrite().copy(); // the caller's own: completing it leaves the directory's as it is
+        return output.firstWrite();
     }
 
     /**

@@ -870,6 +870,26 @@ class CsiVolumesTest {
     }
 
     @Test
+    void resume_aTokenNotAdopted_whoseRequestFails_isATokenRequestFailedEventAtTheFirstFailure() throws Exception {
+        agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+        agent.close();
+
+        ScriptedTokenSource afterRestart = new ScriptedTokenSource(clock, Duration.ofHours(1));
+        afterRestart.failAlways(new TokenSourceException("HTTP 503: the server is currently unable to handle the"
+                + " request"));
+        agent = new Agent(afterRestart); // no keys: the token on disk is not adopted
+        assertThat(agent.volumes.resume(agent.adoption)).hasSize(1);
+        clock.runDue();
+
+        // no publish waits for a resumed volume's first write: its pod hears of the failure at once
+        assertThat(afterRestart.calls()).isEqualTo(1);
+        assertThat(events).singleElement().asString().startsWith("shop/web-0 TokenRequestFailed: token for [token]: ")
+                .endsWith(": HTTP 503: the server is currently unable to handle the request");
+        assertThat(target().resolve("token")).hasContent("token-1");
+    }
+
+    @Test
     void resume_forgetsAVolumeWhoseTmpfsIsGone() throws Exception {
         agent.publish(target(), attributes());
         clock.runDue();

@@ -114,6 +114,16 @@ class RefreshSchedulerTest {
     }
 
     @Test
+    void resume_aDirectoryAnEarlierRunWrote_hasEveryFailureToldToRefreshFailed_theFirstIncluded() throws Exception {
+        source.failAlways(new TokenSourceException("503 unavailable"));
+        scheduler.resume(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
+        clock.runDue();
+        assertThat(failures).singleElement().asString().startsWith("[a] ");
+        assertThat(refreshFailures).singleElement().asString().startsWith("a failed to fetch")
+                .endsWith("503 unavailable");
+    }
+
+    @Test
     void refreshFailed_isToldOfEachDirectoryPastItsFirstWrite_notOfTheFailureThatFailsIt() throws Exception {
         scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
         clock.runDue();
