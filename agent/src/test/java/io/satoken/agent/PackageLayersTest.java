@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * import goes to a lower layer. From the bottom: {@code token} and {@code write} (tokens and how they are written,
  * importing no other package of the agent); {@code projection} (token files as values); {@code config} and
  * {@code refresh} (the static config file; the timers that keep each token fresh); {@code reads}, {@code reload} and
- * {@code metrics} (observers of the refresh); {@code pods} (Warning Events); {@code csi}, {@code statics} and
+ * {@code metrics} (observers of the refresh); {@code pods} (Warning Events, an observer of the refresh and the reads); {@code csi}, {@code statics} and
  * {@code status} (the two sources of directories, and the status endpoint); {@code runtime}; {@code cli}.
  */
 class PackageLayersTest {

@@ -22,7 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.time.temporal.ChronoUnit;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -66,7 +65,7 @@ final class DemoRun implements AutoCloseable {
                 new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), new Random()), clock,
                 RefreshListener.all(new Report(), reads.listener(), reader),
                 dir -> new AtomicWriter(dir, clock, reads.observer()));
-        this.status = socket == null ? null : new StatusEndpoint(socket, null, scheduler, dir -> Optional.empty(),
+        this.status = socket == null ? null : new StatusEndpoint(socket, null, scheduler,
                 reads.tracker(), AgentConfig.RereadCheck.DEFAULT_THRESHOLD, clock);
     }
 

@@ -2,21 +2,16 @@ package io.satoken.agent.csi;
 
 import io.grpc.Status;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.satoken.agent.pods.PodEventSink;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.PodOwners;
 import io.satoken.agent.projection.PodProjections;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
-import io.satoken.agent.reads.ReadTracker;
-import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.reload.ReloadNotifier;
 import io.satoken.agent.reload.ReloadRequest;
 import io.satoken.agent.token.DeliveredTokens;
-import io.satoken.agent.token.TokenInfo;
-import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import io.satoken.agent.write.FileOwnerException;
 import io.satoken.common.kube.Failures;
@@ -31,7 +26,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -68,7 +62,8 @@ import org.slf4j.LoggerFactory;
  * </ol>
  * Unpublishing stops the refresh, unmounts, removes the target directory and the record; it succeeds
  * when there is nothing to do, and refuses a target that is not the volume's (or is another volume's). {@link #resume} re-registers, at start, every recorded volume whose tmpfs
- * is still mounted, adopting its still-valid tokens so none is requested again.
+ * is still mounted, adopting its still-valid tokens so none is requested again. Its Warning Events are not its own:
+ * each volume's directory carries its pod ({@link PublishedVolume#directory}), for whoever reports on it.
  */
 public final class CsiVolumes {
 
@@ -80,8 +75,6 @@ public final class CsiVolumes {
     private final Mounter mounter;
     private final PodReader pods;
     private final RefreshScheduler scheduler;
-    private final TokenAdoption adoption;
-    private final VolumeEvents events;
     private final ReloadNotifier reloads;
     /** With {@code tokenSource: kubelet}, where the kubelet's tokens go; null when the agent requests them. */
     private final DeliveredTokens delivered;
@@ -114,8 +107,8 @@ public final class CsiVolumes {
      * @param reloads sends the volumes' reload signals; null when the agent sends none
      */
     public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
-            RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events, ReloadNotifier reloads) {
-        this(podsDir, node, store, mounter, pods, scheduler, adoption, events, reloads, null, InstantSource.system());
+            RefreshScheduler scheduler, ReloadNotifier reloads) {
+        this(podsDir, node, store, mounter, pods, scheduler, reloads, null, InstantSource.system());
     }
 
     /**
@@ -124,8 +117,7 @@ public final class CsiVolumes {
      * @param clock tells whether a delivered token has expired
      */
     public CsiVolumes(Path podsDir, String node, VolumeStore store, Mounter mounter, PodReader pods,
-            RefreshScheduler scheduler, TokenAdoption adoption, PodEventSink events, ReloadNotifier reloads,
-            DeliveredTokens delivered, InstantSource clock) {
+            RefreshScheduler scheduler, ReloadNotifier reloads, DeliveredTokens delivered, InstantSource clock) {
         this.reloads = reloads;
         this.delivered = delivered;
         this.clock = clock;
@@ -135,8 +127,6 @@ public final class CsiVolumes {
         this.mounter = mounter;
         this.pods = pods;
         this.scheduler = scheduler;
-        this.adoption = adoption;
-        this.events = new VolumeEvents(events);
     }
 
     /**
@@ -219,7 +209,7 @@ public final class CsiVolumes {
             if (reload != null) {
                 reloads.register(volume.directory().name(), pod, reload);
             }
-            scheduler.put(volume.directory(), new RefreshFailures(entry))                          // 6
+            scheduler.put(volume.directory())                                                    // 6
                     .whenComplete((written, error) -> firstWrite(entry, error));
             log.info("published volume {} of pod {}: {} file(s)", volumeId, pod, files.size());
         } catch (CsiException | IOException | RuntimeException e) {
@@ -292,9 +282,10 @@ public final class CsiVolumes {
      * At start: resumes every recorded volume whose tmpfs is still mounted, adopting the tokens it holds;
      * forgets the others (the node restarted, or the volume was removed while the agent was down).
      *
+     * @param adoption puts the still-valid tokens of a volume's files into the cache before it is registered
      * @return the volumes resumed, as recorded
      */
-    public List<PublishedVolume> resume() throws IOException {
+    public List<PublishedVolume> resume(TokenAdoption adoption) throws IOException {
         List<PublishedVolume> resumed = new ArrayList<>();
         for (PublishedVolume volume : store.loadAll()) {
             Path target = volume.targetPath();
@@ -315,7 +306,7 @@ public final class CsiVolumes {
                 reloads.register(dir.name(), volume.pod(), volume.reload());
             }
             int adopted = adoption.adopt(dir);
-            scheduler.put(dir, new RefreshFailures(entry)); // its first write is on disk already
+            scheduler.resume(dir); // its first write is on disk already
             log.info("resumed volume {} of pod {}: adopted {} of {} token(s)", volume.volumeId(), volume.pod(),
                     adopted, dir.keys().size());
             resumed.add(volume);
@@ -366,60 +357,6 @@ public final class CsiVolumes {
         abandon(volume.volumeId(), entry, failure);
     }
 
-    /**
-     * A published volume whose token cannot be refreshed: a Warning Event on its pod. Before the volume's first write
-     * is done, the failure is the publish's ({@link #firstWrite}).
-     */
-    private final class RefreshFailures implements RefreshListener {
-        private final Entry entry;
-
-        RefreshFailures(Entry entry) {
-            this.entry = entry;
-        }
-
-        @Override
-        public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
-                boolean serving) {
-            PublishedVolume volume;
-            synchronized (CsiVolumes.this) {
-                volume = entry.volume;
-            }
-            if (volume != null && entry.firstWrite.isDone()) {
-                dirs.forEach(dir -> events.refreshFailed(volume.pod(), dir, key, error, serving));
-            }
-        }
-    }
-
-    /** A token written to {@code dir} was issued in this node's future: a Warning Event on the volume's pod. */
-    public void clockSkew(TokenDirectory dir, Projection projection, TokenInfo info) {
-        Entry entry = entryOf(dir);
-        if (entry != null && entry.volume != null) {
-            events.clockSkew(entry.volume.pod(), projection, info);
-        }
-    }
-
-    /** A consumer in a volume's pod did not read its rotated token: a Warning Event on the pod. */
-    public void notReread(ReadTracker.Finding finding) {
-        Entry entry = entryOf(finding.dir());
-        if (entry != null && entry.volume != null) {
-            events.notReread(entry.volume.pod(), entry.target, finding, lastReload(finding.dir()));
-        }
-    }
-
-    /** A consumer in a volume's pod still holds a token about to expire: the second Warning Event on the pod. */
-    public void expiringUnread(ReadTracker.Finding finding) {
-        Entry entry = entryOf(finding.dir());
-        if (entry != null && entry.volume != null) {
-            events.expiringUnread(entry.volume.pod(), entry.target, finding);
-        }
-    }
-
-    /** The pod whose volume the directory is, if it is a published volume's. */
-    public Optional<PodIdentity> podOf(TokenDirectory dir) {
-        Entry entry = entryOf(dir);
-        return entry == null || entry.volume == null ? Optional.empty() : Optional.of(entry.volume.pod());
-    }
-
     /** Undoes a publish that failed: unregisters, unmounts, forgets; the failure goes to whoever waits. */
     private void abandon(String volumeId, Entry entry, CsiException failure) {
         synchronized (this) {
@@ -445,11 +382,6 @@ public final class CsiVolumes {
         }
     }
 
-    /** The last reload signal sent for a directory, if it is a volume's that asks for one and one was sent. */
-    public Optional<ReloadNotifier.Last> lastReload(TokenDirectory dir) {
-        return reloads == null ? Optional.empty() : reloads.last(dir.name());
-    }
-
     /** Files of the pod's volumes still waiting for their first token. */
     private int pendingFiles(String podUid) {
         int pending = 0;
@@ -459,13 +391,6 @@ public final class CsiVolumes {
             }
         }
         return pending;
-    }
-
-    private synchronized Entry entryOf(TokenDirectory dir) {
-        if (!dir.name().startsWith(PublishedVolume.DIR_PREFIX)) {
-            return null;
-        }
-        return volumes.get(dir.name().substring(PublishedVolume.DIR_PREFIX.length()));
     }
 
     private void mount(Path target) throws IOException {

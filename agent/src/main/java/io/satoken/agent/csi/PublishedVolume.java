@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -35,7 +36,7 @@ public record PublishedVolume(String volumeId, Path targetPath, Map<String, Stri
         String reloadContainer, Set<String> readFiles, PodIdentity pod, List<Projection> files, ReloadRequest reload) {
 
     /** Directory names of CSI volumes in the scheduler start with this. */
-    public static final String DIR_PREFIX = "csi:";
+    static final String DIR_PREFIX = "csi:";
 
     public PublishedVolume {
         Objects.requireNonNull(volumeId, "volumeId");
@@ -70,8 +71,15 @@ public record PublishedVolume(String volumeId, Path targetPath, Map<String, Stri
                 reload);
     }
 
-    /** The files as the scheduler keeps them. */
+    /** The files as the scheduler keeps them, carrying their pod. */
     public TokenDirectory directory() {
-        return new TokenDirectory(DIR_PREFIX + volumeId, targetPath, files);
+        return new TokenDirectory(DIR_PREFIX + volumeId, targetPath, files, pod);
+    }
+
+    /** The id of the volume whose {@link #directory} this is; empty for a directory that is no volume's. */
+    public static Optional<String> volumeIdOf(TokenDirectory dir) {
+        return dir.name().startsWith(DIR_PREFIX)
+                ? Optional.of(dir.name().substring(DIR_PREFIX.length()))
+                : Optional.empty();
     }
 }

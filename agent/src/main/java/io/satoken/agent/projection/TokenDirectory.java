@@ -12,11 +12,19 @@ import java.util.Set;
  * A directory whose token files are written together as one atomic payload (a pod's directory, or
  * one static target).
  *
- * @param name identifies the directory to the scheduler (a pod UID, a config entry name)
+ * @param name identifies the directory to the scheduler (a CSI volume, a config entry name)
  * @param dir where the files go; it must exist
  * @param projections the files, with distinct paths
+ * @param pod the pod whose files these are, as the kubelet named it when it published the volume; null for a
+ *     directory of no pod (static mode). Whoever reports on the directory (a Warning Event, {@code explain}) finds
+ *     the pod here
  */
-public record TokenDirectory(String name, Path dir, List<Projection> projections) {
+public record TokenDirectory(String name, Path dir, List<Projection> projections, PodIdentity pod) {
+
+    /** A directory of no pod. */
+    public TokenDirectory(String name, Path dir, List<Projection> projections) {
+        this(name, dir, projections, null);
+    }
 
     public TokenDirectory {
         Objects.requireNonNull(name, "name");

@@ -12,8 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A registered directory, its writer, the token last written at each path, so that a rotation can be told from
- * a first write and an unchanged file is not reported, and the future of its first write with the watcher its
- * registrant gave ({@link RefreshScheduler#put(TokenDirectory, RefreshListener)}).
+ * a first write and an unchanged file is not reported, and the future of its first write ({@link RefreshScheduler#put}).
  *
  * <p>A directory re-registered at the same place keeps its writer and its record ({@link #replacedBy}); the writer
  * is also the directory's write lock, held from reading the tokens to reporting what changed, so two keys'
@@ -25,19 +24,19 @@ final class DirectoryOutput {
     private final DirectoryWriter writer;
     /** Updated under the write lock; concurrent because {@link #complete} reads it without that lock. */
     private final Map<String, IssuedToken> written;
-    private final RefreshListener watcher;
     private final CompletableFuture<Void> firstWrite;
 
-    DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, RefreshListener watcher) {
-        this(dir, writer, new ConcurrentHashMap<>(), watcher, new CompletableFuture<>());
+    /** @param writtenBefore an earlier run wrote it: its first write is not waited for, and is done already */
+    DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, boolean writtenBefore) {
+        this(dir, writer, new ConcurrentHashMap<>(),
+                writtenBefore ? CompletableFuture.completedFuture(null) : new CompletableFuture<>());
     }
 
     private DirectoryOutput(TokenDirectory dir, DirectoryWriter writer, Map<String, IssuedToken> written,
-            RefreshListener watcher, CompletableFuture<Void> firstWrite) {
+            CompletableFuture<Void> firstWrite) {
         this.dir = dir;
         this.writer = writer;
         this.written = written;
-        this.watcher = watcher;
         this.firstWrite = firstWrite;
     }
 
@@ -49,14 +48,9 @@ final class DirectoryOutput {
      * The same writer and record for the directory's new registration, when it is at the same place; a first write
      * still pending is the new registration's too.
      */
-    DirectoryOutput replacedBy(TokenDirectory next, RefreshListener nextWatcher) {
-        return new DirectoryOutput(next, writer, written, nextWatcher,
+    DirectoryOutput replacedBy(TokenDirectory next) {
+        return new DirectoryOutput(next, writer, written,
                 firstWrite.isDone() ? new CompletableFuture<>() : firstWrite);
-    }
-
-    /** Told of this directory's failures, before they reach {@link #firstWrite}. */
-    RefreshListener watcher() {
-        return watcher;
     }
 
     /** Completes when every file has been written once; fails when the first write cannot happen. */

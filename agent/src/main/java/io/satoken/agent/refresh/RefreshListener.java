@@ -37,6 +37,18 @@ public interface RefreshListener {
     default void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
     }
 
+    /**
+     * A token of a directory past its first write (written, by this run or by an earlier one that
+     * {@link RefreshScheduler#resume} names, or failed and kept) could not be fetched or refreshed:
+     * told once for each such directory that needs it, after {@link #fetchFailed}. The failure that fails a
+     * directory's first write is that write's (the future {@link RefreshScheduler#put} answers with, which whoever
+     * put the directory reports), and this is not called for it.
+     *
+     * @param serving true when a still-valid token keeps being served
+     */
+    default void refreshFailed(TokenDirectory dir, TokenKey key, TokenSourceException error, boolean serving) {
+    }
+
     /** A directory could not be written; the previous files stay and the write is retried. */
     default void writeFailed(TokenDirectory dir, Exception error) {
     }
@@ -61,6 +73,11 @@ public interface RefreshListener {
             public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
                     boolean serving) {
                 each.forEach(l -> l.fetchFailed(key, dirs, error, serving));
+            }
+
+            @Override
+            public void refreshFailed(TokenDirectory dir, TokenKey key, TokenSourceException error, boolean serving) {
+                each.forEach(l -> l.refreshFailed(dir, key, error, serving));
             }
 
             @Override

@@ -43,8 +43,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The token has one home, the {@link TokenCache}: this class keeps each key's schedule ({@link KeyRefresh}) and
  * each directory's record of what it wrote ({@link DirectoryOutput}), and reads the token from the cache when it
- * writes. {@link #put} answers with the directory's first write, as a future; the {@link RefreshListener}s only
- * observe.
+ * writes. {@link #put} answers with the directory's first write, as a future; the one {@link RefreshListener}
+ * (several, through {@link RefreshListener#all}) only observes.
  *
  * <p>Work runs on the {@link TaskScheduler}'s threads. Two locks: {@code this} guards the maps and every
  * {@link KeyRefresh}; a directory's write lock ({@link DirectoryOutput#writeLock}) is taken before it, so
@@ -82,30 +82,37 @@ public final class RefreshScheduler implements AutoCloseable {
         this.writerFor = Objects.requireNonNull(writerFor, "writerFor");
     }
 
-    /** Adds a directory, or replaces the one with the same name; its tokens are fetched and written soon. */
-    public CompletableFuture<Void> put(TokenDirectory dir) {
-        return put(dir, RefreshListener.NONE);
-    }
-
     /**
      * Adds a directory, or replaces the one with the same name; its tokens are fetched and written soon.
      *
-     * @param watcher told of this directory's failures (a Warning Event on its pod, say), before they reach the
-     *     returned future; on the scheduler's threads, outside its locks
      * @return completes when every file of the directory has been written once; fails, before that, with the
      *     {@link TokenSourceException} of a fetch that failed, or the {@link FileOwnerException} of a write the node
      *     refused (an owner or group it cannot give). Other write failures are retried and leave it pending. A
-     *     directory replaced before its first write shares that first write with its replacement
+     *     directory replaced before its first write shares that first write with its replacement. Its failures after
+     *     the first write are the listener's ({@link RefreshListener#refreshFailed})
      */
-    public synchronized CompletableFuture<Void> put(TokenDirectory dir, RefreshListener watcher) {
+    public CompletableFuture<Void> put(TokenDirectory dir) {
+        return register(dir, false).copy(); // the caller's own: completing it leaves the directory's as it is
+    }
+
+    /**
+     * Adds a directory an earlier run of the agent wrote (a CSI volume resumed at start), as {@link #put} does; no one
+     * waits for its first write, so every failure of its tokens, the first included, is the listener's
+     * ({@link RefreshListener#refreshFailed}).
+     */
+    public void resume(TokenDirectory dir) {
+        register(dir, true);
+    }
+
+    /** @return the directory's first write, done already when {@code writtenBefore} */
+    private synchronized CompletableFuture<Void> register(TokenDirectory dir, boolean writtenBefore) {
         if (closed) {
             throw new IllegalStateException("scheduler is closed");
         }
-        Objects.requireNonNull(watcher, "watcher");
         DirectoryOutput old = dirs.get(dir.name());
         DirectoryOutput output = old != null && old.dir().dir().equals(dir.dir())
-                ? old.replacedBy(dir, watcher)
-                : new DirectoryOutput(dir, writerFor.apply(dir.dir()), watcher);
+                ? old.replacedBy(dir)
+                : new DirectoryOutput(dir, writerFor.apply(dir.dir()), writtenBefore);
         dirs.put(dir.name(), output);
         Set<TokenKey> needed = dir.keys();
         if (old != null) {
@@ -116,7 +123,7 @@ public final class RefreshScheduler implements AutoCloseable {
             state.addDir(dir.name());
             state.schedule(timers, clock.instant(), false, this::attempt);
         }
-        return output.firstWrite().copy(); // the caller's own: completing it leaves the directory's as it is
+        return output.firstWrite();
     }
 
     /**
@@ -258,7 +265,7 @@ public final class RefreshScheduler implements AutoCloseable {
                 writeErrors.add(output.dir().name() + ": " + e.getMessage());
                 writeError = writeError == null ? e : writeError;
                 listener.writeFailed(output.dir(), e);
-                writeFailed(output, e);
+                failFirstWrite(output, e);
             }
         }
         TokenSourceException refreshError = cached.refreshError();
@@ -287,18 +294,21 @@ public final class RefreshScheduler implements AutoCloseable {
         return state.dirs().stream().map(dirs::get).toList();
     }
 
-    /** A fetch for one of the directory's keys failed: its watcher is told, and its first write fails if pending. */
-    private static void fetchFailed(DirectoryOutput output, TokenKey key, TokenSourceException error, boolean serving) {
-        output.watcher().fetchFailed(key, List.of(output.dir()), error, serving);
-        output.firstWrite().completeExceptionally(error);
+    /**
+     * A fetch for one of the directory's keys failed: its first write fails if it is pending, else the listener is
+     * told it of this directory.
+     */
+    private void fetchFailed(DirectoryOutput output, TokenKey key, TokenSourceException error, boolean serving) {
+        if (!output.firstWrite().completeExceptionally(error)) {
+            listener.refreshFailed(output.dir(), key, error, serving);
+        }
     }
 
     /**
      * A write of the directory failed. Before its first write is done, a refusal of the node (an owner or group it
      * cannot give) fails that write for good, since a retry would meet it again; other failures are retried.
      */
-    private static void writeFailed(DirectoryOutput output, Exception error) {
-        output.watcher().writeFailed(output.dir(), error);
+    private static void failFirstWrite(DirectoryOutput output, Exception error) {
         FileOwnerException refused = ownerRefusal(error);
         if (refused != null) {
             output.firstWrite().completeExceptionally(refused);

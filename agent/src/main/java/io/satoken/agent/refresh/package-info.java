@@ -5,9 +5,10 @@
  * its {@code write.AtomicWriter}. A failure is retried after a {@link Backoff} delay (capped, jittered, never sooner
  * than Retry-After) while the cache serves the still-valid token. Timers run on a {@link TaskScheduler}, the seam
  * tests drive with a fake clock. Directories are put and removed by {@code csi.CsiVolumes} and
- * {@code statics.StaticTokens}; {@link RefreshScheduler#put} answers with the directory's first write, as a future.
- * {@link RefreshListener}s observe what happened (metrics, reads, reloads, the clock-skew check, a volume's Warning
- * Events). Before a directory is put, {@link TokenAdoption} puts the still-valid tokens its files hold into the cache,
+ * {@code statics.StaticTokens}; {@link RefreshScheduler#put} answers with the directory's first write, as a future
+ * ({@link RefreshScheduler#resume} puts one an earlier run wrote, whose first write no one waits for).
+ * The one {@link RefreshListener} (several, through {@link RefreshListener#all}) observes what happened
+ * (metrics, reads, reloads, the clock-skew check, the pods' Warning Events). Before a directory is put, {@link TokenAdoption} puts the still-valid tokens its files hold into the cache,
  * so a restart requests none of them.
  *
  * <p>Inside the scheduler, a {@link KeyRefresh} is one key's state machine (its timer, failures and the one check

@@ -12,6 +12,7 @@ import io.satoken.agent.csi.TmpfsMounter;
 import io.satoken.agent.csi.VolumeStore;
 import io.satoken.agent.metrics.AgentMetrics;
 import io.satoken.agent.pods.KubeEventRecorder;
+import io.satoken.agent.pods.PodEvents;
 import io.satoken.agent.projection.Projection;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ConsumerReads;
@@ -92,15 +93,16 @@ public final class AgentRuntime implements AutoCloseable {
     private final HealthServer health;
     private final List<AutoCloseable> closeLast = new ArrayList<>();
     private final ApiClient apiClient;
-    private volatile CsiVolumes volumes;
+    /** The CSI volumes, resumed and served from {@link #start()}; null outside CSI mode. */
+    private final CsiVolumes volumes;
+    /** Their records; null outside CSI mode. */
+    private final VolumeStore store;
     private CsiServer csi;
     private StaticTokens statics;
     private ConfigWatcher configWatcher;
     private final Diagnostics diagnostics;
     /** Sends volumes' reload signals; null outside CSI mode. */
     private final ReloadNotifier reloads;
-    /** With {@code tokenSource: kubelet}, the source: the kubelet's tokens as publishes deliver them; else null. */
-    private final DeliveredTokens delivered;
 
     /**
      * @param source issues tokens (TokenRequest against the cluster); with {@code tokenSource: kubelet}, a
@@ -118,28 +120,43 @@ public final class AgentRuntime implements AutoCloseable {
             throw new IllegalArgumentException("source: tokenSource " + settings.config().tokenSource()
                     + " needs " + (kubeletMinted ? "" : "a source other than ") + "DeliveredTokens, got " + source);
         }
-        this.delivered = kubeletMinted ? (DeliveredTokens) source : null;
+        // with tokenSource: kubelet, the source: the kubelet's tokens as publishes deliver them
+        DeliveredTokens delivered = kubeletMinted ? (DeliveredTokens) source : null;
         this.cache = kubeletMinted
                 ? new TokenCache(source, RefreshPolicy.untilExpiry(), clock)
                 : new TokenCache(metrics.metered(source), RefreshPolicy.spread(), clock);
-        this.diagnostics = new Diagnostics(settings.config(), settings.nodeName(), timers, clock, metrics.registry());
-        ConsumerReads reads = diagnostics.reads();
-        this.reloads = settings.config().mode().csi() && apiClient != null
+        boolean csiMode = settings.config().mode().csi();
+        this.reloads = csiMode && apiClient != null
                 ? new ReloadNotifier(PodReader.api(apiClient)::read, new PidfdSignaller(new ContainerProcesses(PROC)),
                         timers, clock, metrics.registry())
                 : null;
+        // the pods' Warning Events: an observer of the refresh, the reads and the clock check, each of which tells it
+        // of a directory that carries its pod
+        PodEvents events = null;
+        if (csiMode) {
+            KubeEventRecorder recorder = new KubeEventRecorder(apiClient, settings.nodeName(), clock, metrics);
+            closeLast.add(recorder);
+            events = new PodEvents(recorder, reloads);
+        }
+        this.store = csiMode
+                ? new VolumeStore(CsiServer.socketPath(settings.config().kubeletDir()).getParent().resolve("volumes"))
+                : null;
+        this.diagnostics = new Diagnostics(settings.config(), settings.nodeName(), timers, clock, metrics.registry(),
+                events, store);
+        ConsumerReads reads = diagnostics.reads();
         this.scheduler = new RefreshScheduler(cache, timers, new Backoff(BACKOFF_INITIAL, BACKOFF_MAX, new Random()),
-                clock, RefreshListener.all(metrics, new SkewCheck(), reads.listener(),
-                        reloads == null ? RefreshListener.NONE : reloads),
+                clock, RefreshListener.all(metrics, new SkewCheck(events), reads.listener(),
+                        reloads == null ? RefreshListener.NONE : reloads, events == null ? RefreshListener.NONE : events),
                 dir -> new AtomicWriter(dir, clock, reads.observer()));
+        this.volumes = csiMode
+                ? new CsiVolumes(settings.config().podsDir(), settings.nodeName(), store, new TmpfsMounter(),
+                        PodReader.api(apiClient), scheduler, reloads, delivered, clock)
+                : null;
         metrics.watch(cache, scheduler);
         List<HealthServer.Check> readiness = new ArrayList<>();
-        if (settings.config().mode().csi()) {
+        if (csiMode) {
             // registered now, so every CSI series is on /metrics (at 0) from the first scrape
-            metrics.watchVolumes(() -> {
-                CsiVolumes v = volumes;
-                return v == null ? 0 : v.size();
-            });
+            metrics.watchVolumes(volumes::size);
             readiness.add(new HealthServer.Check("csi-registered", () -> csi != null && csi.registered()));
         }
         if (settings.config().mode().statics()) {
@@ -157,15 +174,9 @@ public final class AgentRuntime implements AutoCloseable {
         diagnostics.start();
         adoption = new TokenAdoption(cache, settings.defaultAudiences(), issuerKeys());
         if (config.mode().csi()) {
-            KubeEventRecorder events = new KubeEventRecorder(apiClient, settings.nodeName(), clock, metrics);
-            closeLast.add(events);
-            Path pluginDir = CsiServer.socketPath(config.kubeletDir()).getParent();
-            VolumeStore store = new VolumeStore(pluginDir.resolve("volumes"));
             store.create();
-            volumes = new CsiVolumes(config.podsDir(), settings.nodeName(), store, new TmpfsMounter(),
-                    PodReader.api(apiClient), scheduler, adoption, events, reloads, delivered, clock);
-            List<PublishedVolume> resumed = volumes.resume();
-            diagnostics.volumes(volumes, store, resumed);
+            List<PublishedVolume> resumed = volumes.resume(adoption);
+            diagnostics.resumed(resumed);
             csi = new CsiServer(config.kubeletDir(), settings.nodeName(), settings.version(), volumes,
                     metrics::csiPublish, apiClient);
             csi.start();
@@ -302,6 +313,13 @@ public final class AgentRuntime implements AutoCloseable {
      * a Warning Event when the file is a pod's.
      */
     private final class SkewCheck implements RefreshListener {
+        /** Null outside CSI mode. */
+        private final PodEvents events;
+
+        SkewCheck(PodEvents events) {
+            this.events = events;
+        }
+
         @Override
         public void written(TokenDirectory dir, Projection projection, IssuedToken token, boolean rotation) {
             TokenInfo info;
@@ -313,9 +331,8 @@ public final class AgentRuntime implements AutoCloseable {
             if (info.issuedAt() != null && metrics.observeIssued(info.issuedAt(), info.notBefore())) {
                 log.warn("token for {} was issued at {}, ahead of this host's clock; check time sync",
                         dir.dir().resolve(projection.path()), info.issuedAt());
-                CsiVolumes v = volumes;
-                if (v != null) {
-                    v.clockSkew(dir, projection, info);
+                if (events != null) {
+                    events.clockSkew(dir, projection, info);
                 }
             }
         }

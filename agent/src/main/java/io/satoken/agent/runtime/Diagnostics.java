@@ -2,9 +2,9 @@ package io.satoken.agent.runtime;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.satoken.agent.config.AgentConfig;
-import io.satoken.agent.csi.CsiVolumes;
 import io.satoken.agent.csi.PublishedVolume;
 import io.satoken.agent.csi.VolumeStore;
+import io.satoken.agent.pods.PodEvents;
 import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ConsumerReads;
 import io.satoken.agent.reads.ReadMetrics;
@@ -36,14 +36,24 @@ final class Diagnostics implements AutoCloseable {
     private final String node;
     private final InstantSource clock;
     private final ConsumerReads reads;
-    private volatile CsiVolumes volumes;
-    private volatile VolumeStore store;
+    /** The pods' Warning Events; null outside CSI mode. */
+    private final PodEvents events;
+    /** The volumes' records; null outside CSI mode. */
+    private final VolumeStore store;
     private StatusEndpoint status;
 
-    Diagnostics(AgentConfig config, String node, TaskScheduler timers, InstantSource clock, MeterRegistry metrics) {
+    /**
+     * @param events sends a pod's Warning Events, about the pod its directory carries; null when no directory is a
+     *     pod's (static mode)
+     * @param store the CSI volumes' records, which keep which files have readers; null outside CSI mode
+     */
+    Diagnostics(AgentConfig config, String node, TaskScheduler timers, InstantSource clock, MeterRegistry metrics,
+            PodEvents events, VolumeStore store) {
         this.config = config;
         this.node = node;
         this.clock = clock;
+        this.events = events;
+        this.store = store;
         AgentConfig.RereadCheck reread = config.rereadCheck();
         this.reads = reread.enabled()
                 ? ConsumerReads.on(reread.thresholdPercent(), timers, clock, this::notReread, this::firstRead,
@@ -63,13 +73,8 @@ final class Diagnostics implements AutoCloseable {
         reads.start();
     }
 
-    /**
-     * The CSI volumes, once resumed: their pods get the Events, their records keep which files have readers, and
-     * the readers {@code resumed} recorded before this start are known again.
-     */
-    void volumes(CsiVolumes published, VolumeStore records, List<PublishedVolume> resumed) {
-        volumes = published;
-        store = records;
+    /** The CSI volumes resumed at start: the readers they recorded before this start are known again. */
+    void resumed(List<PublishedVolume> resumed) {
         ReadTracker tracker = reads.tracker();
         if (tracker != null) {
             resumed.forEach(volume -> tracker.consumers(volume.targetPath(), volume.readFiles()));
@@ -82,10 +87,8 @@ final class Diagnostics implements AutoCloseable {
         if (socket.isEmpty()) {
             return;
         }
-        StatusEndpoint endpoint = new StatusEndpoint(socket.get(), node, scheduler, dir -> {
-            CsiVolumes v = volumes;
-            return v == null ? Optional.empty() : v.podOf(dir);
-        }, reads.watching() ? reads.tracker() : null, config.rereadCheck().thresholdPercent(), clock, reloads);
+        StatusEndpoint endpoint = new StatusEndpoint(socket.get(), node, scheduler,
+                reads.watching() ? reads.tracker() : null, config.rereadCheck().thresholdPercent(), clock, reloads);
         try {
             endpoint.start();
             status = endpoint;
@@ -99,9 +102,8 @@ final class Diagnostics implements AutoCloseable {
     private void notReread(ReadTracker.Finding finding) {
         log.warn("{} was not opened since its token rotated at {}; its reader still holds a token that expires at {}",
                 finding.dir().dir().resolve(finding.projection().path()), finding.rotatedAt(), finding.heldExpiresAt());
-        CsiVolumes v = volumes;
-        if (v != null) {
-            v.notReread(finding);
+        if (events != null) {
+            events.notReread(finding);
         }
     }
 
@@ -109,20 +111,19 @@ final class Diagnostics implements AutoCloseable {
     private void expiringUnread(ReadTracker.Finding finding) {
         log.warn("{} is still not opened since its token rotated at {}; its reader's token expires at {}",
                 finding.dir().dir().resolve(finding.projection().path()), finding.rotatedAt(), finding.heldExpiresAt());
-        CsiVolumes v = volumes;
-        if (v != null) {
-            v.expiringUnread(finding);
+        if (events != null) {
+            events.expiringUnread(finding);
         }
     }
 
     /** A pod's file was first seen read: its volume's record says so, for the next start. */
     private void firstRead(TokenDirectory dir, String path) {
-        VolumeStore records = store;
-        if (records == null || !dir.name().startsWith(PublishedVolume.DIR_PREFIX)) {
+        Optional<String> volumeId = PublishedVolume.volumeIdOf(dir);
+        if (store == null || volumeId.isEmpty()) {
             return;
         }
         try {
-            records.markRead(dir.name().substring(PublishedVolume.DIR_PREFIX.length()), path);
+            store.markRead(volumeId.get(), path);
         } catch (IOException | RuntimeException e) {
             log.warn("cannot record that {} of {} has a reader: {}", path, dir.name(), Failures.inWords(e));
         }

@@ -1,7 +1,6 @@
 package io.satoken.agent.status;
 
 import io.satoken.agent.projection.PodIdentity;
-import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.reads.ReadTracker;
 import io.satoken.agent.refresh.FileStatus;
 import io.satoken.agent.reload.ReloadNotifier;
@@ -14,7 +13,6 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -31,7 +29,6 @@ public final class StatusEndpoint implements AutoCloseable {
 
     private final String node;
     private final RefreshScheduler scheduler;
-    private final Function<TokenDirectory, Optional<PodIdentity>> podOf;
     private final ReadTracker tracker;
     private final int thresholdPercent;
     private final InstantSource clock;
@@ -39,24 +36,20 @@ public final class StatusEndpoint implements AutoCloseable {
     private final ReloadNotifier reloads;
 
     /**
-     * @param podOf the pod whose volume a directory is, if it is one
      * @param tracker the read tracker, or null when reads are not watched
      * @param thresholdPercent the config's rereadThresholdPercent, which the report shows
      */
-    public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler,
-            Function<TokenDirectory, Optional<PodIdentity>> podOf, ReadTracker tracker, int thresholdPercent,
-            InstantSource clock) {
-        this(socket, node, scheduler, podOf, tracker, thresholdPercent, clock, null);
+    public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler, ReadTracker tracker,
+            int thresholdPercent, InstantSource clock) {
+        this(socket, node, scheduler, tracker, thresholdPercent, clock, null);
     }
 
     /** @param reloads the volumes' reload signals, or null when none are sent */
-    public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler,
-            Function<TokenDirectory, Optional<PodIdentity>> podOf, ReadTracker tracker, int thresholdPercent,
-            InstantSource clock, ReloadNotifier reloads) {
+    public StatusEndpoint(Path socket, String node, RefreshScheduler scheduler, ReadTracker tracker,
+            int thresholdPercent, InstantSource clock, ReloadNotifier reloads) {
         this.reloads = reloads;
         this.node = node;
         this.scheduler = scheduler;
-        this.podOf = podOf;
         this.tracker = tracker;
         this.thresholdPercent = thresholdPercent;
         this.clock = clock;
@@ -96,7 +89,7 @@ public final class StatusEndpoint implements AutoCloseable {
     private List<StatusReport.Entry> entries(Predicate<Optional<PodIdentity>> wanted) {
         List<StatusReport.Entry> entries = new ArrayList<>();
         for (FileStatus.Directory directory : scheduler.status()) {
-            Optional<PodIdentity> pod = podOf.apply(directory.dir());
+            Optional<PodIdentity> pod = Optional.ofNullable(directory.dir().pod()); // a volume's directory carries its pod
             if (wanted.test(pod)) {
                 String name = directory.dir().name();
                 entries.add(new StatusReport.Entry(directory, pod,

@@ -52,8 +52,6 @@ import io.satoken.agent.testing.PodInfo;
 import io.satoken.agent.testing.RefreshHarness;
 import io.satoken.agent.testing.ScriptedTokenSource;
 import io.satoken.agent.token.IssuedToken;
-import io.satoken.agent.token.SignatureCheck;
-import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.token.TokenKey;
 import io.satoken.agent.token.TokenSourceException;
 import java.nio.file.Files;
@@ -63,7 +61,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
@@ -100,9 +97,7 @@ class CsiServerTest {
         refresh = RefreshHarness.builder().time(clock, timers).source(source).build();
         VolumeStore store = new VolumeStore(kubeletDir.resolve("satoken-volumes"));
         store.create();
-        volumes = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods, refresh.scheduler(),
-                new TokenAdoption(refresh.cache(), Optional.empty(), SignatureCheck.unavailable("a test without keys")),
-                (pod, reason, message) -> { }, null);
+        volumes = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods, refresh.scheduler(), null);
         pods.put(new V1Pod().metadata(new V1ObjectMeta().namespace("shop").name("web-0").uid(UID))
                 .spec(new V1PodSpec().nodeName("node-a").serviceAccountName("app").addVolumesItem(new V1Volume()
                         .name("tokens").csi(new V1CSIVolumeSource().driver("tokens.satoken.io").readOnly(true)))));
@@ -144,8 +139,7 @@ class CsiServerTest {
             VolumeStore store = new VolumeStore(kubeletDir.resolve("satoken-volumes-kubelet"));
             store.create();
             CsiVolumes kubeletMinted = new CsiVolumes(kubeletDir.resolve("pods"), "node-a", store, mounter, pods,
-                    scheduler, new TokenAdoption(cache, Optional.empty(), SignatureCheck.unavailable("no keys")),
-                    (pod, reason, message) -> { }, null, delivered, clock);
+                    scheduler, null, delivered, clock);
             server = new CsiServer(kubeletDir, "node-a", "1.2.3", kubeletMinted, (took, result) -> { }, null);
             server.start();
             csi.close();

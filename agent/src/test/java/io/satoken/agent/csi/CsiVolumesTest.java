@@ -13,6 +13,7 @@ import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1SecurityContext;
 import io.kubernetes.client.openapi.models.V1Volume;
+import io.satoken.agent.pods.PodEvents;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.PodOwners;
 import io.satoken.agent.projection.Projection;
@@ -110,6 +111,7 @@ class CsiVolumesTest {
         final RefreshHarness refresh;
         final VolumeStore store = new VolumeStore(storeDir());
         CsiVolumes volumes;
+        TokenAdoption adoption;
         /** The publish being watched, and whether it had completed at each file written. */
         CompletableFuture<Void> watched;
         final List<Boolean> doneAtEachWrite = new ArrayList<>();
@@ -138,12 +140,11 @@ class CsiVolumesTest {
                         doneAtEachWrite.add(watched.isDone());
                     }
                 }
-            }, reloads)).build();
+            }, reloads, new PodEvents((pod, reason, message) -> events.add(pod.getMetadata().getNamespace() + "/"
+                    + pod.getMetadata().getName() + " " + reason + ": " + message), reloads))).build();
             store.create();
-            volumes = new CsiVolumes(podsDir(), NODE, store, mounter, pods, refresh.scheduler(),
-                    new TokenAdoption(refresh.cache(), Optional.empty(), keys), (pod, reason, message) -> events.add(
-                            pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName() + " " + reason + ": "
-                                    + message), reloads);
+            adoption = new TokenAdoption(refresh.cache(), Optional.empty(), keys);
+            volumes = new CsiVolumes(podsDir(), NODE, store, mounter, pods, refresh.scheduler(), reloads);
         }
 
         CompletableFuture<Void> publish(Path target, Map<String, String> attributes) throws CsiException {
@@ -449,6 +450,7 @@ class CsiVolumesTest {
         assertThat(agent.store.loadAll()).isEmpty();
         assertThat(agent.volumes.size()).isZero();
         assertThat(clock.pendingTimers()).as("no retry of a volume given up").isZero();
+        assertThat(events).as("the failure is the publish's, not a Warning Event").isEmpty();
 
         CompletableFuture<Void> retry = agent.publish(target(), attributes("audience", "vault"));
         clock.runDue();
@@ -851,7 +853,7 @@ class CsiVolumesTest {
 
         ScriptedTokenSource afterRestart = new ScriptedTokenSource(issuer);
         agent = new Agent(afterRestart, IssuerKeys.parse(issuer.publicJwksJson()));
-        assertThat(agent.volumes.resume()).hasSize(1);
+        assertThat(agent.volumes.resume(agent.adoption)).hasSize(1);
         clock.runDue();
 
         assertThat(afterRestart.calls()).as("TokenRequests for still-valid tokens").isZero();
@@ -868,6 +870,26 @@ class CsiVolumesTest {
     }
 
     @Test
+    void resume_aTokenNotAdopted_whoseRequestFails_isATokenRequestFailedEventAtTheFirstFailure() throws Exception {
+        agent.publish(target(), attributes("audience", "vault"));
+        clock.runDue();
+        agent.close();
+
+        ScriptedTokenSource afterRestart = new ScriptedTokenSource(clock, Duration.ofHours(1));
+        afterRestart.failAlways(new TokenSourceException("HTTP 503: the server is currently unable to handle the"
+                + " request"));
+        agent = new Agent(afterRestart); // no keys: the token on disk is not adopted
+        assertThat(agent.volumes.resume(agent.adoption)).hasSize(1);
+        clock.runDue();
+
+        // no publish waits for a resumed volume's first write: its pod hears of the failure at once
+        assertThat(afterRestart.calls()).isEqualTo(1);
+        assertThat(events).singleElement().asString().startsWith("shop/web-0 TokenRequestFailed: token for [token]: ")
+                .endsWith(": HTTP 503: the server is currently unable to handle the request");
+        assertThat(target().resolve("token")).hasContent("token-1");
+    }
+
+    @Test
     void resume_forgetsAVolumeWhoseTmpfsIsGone() throws Exception {
         agent.publish(target(), attributes());
         clock.runDue();
@@ -876,7 +898,7 @@ class CsiVolumesTest {
 
         ScriptedTokenSource afterRestart = new ScriptedTokenSource(clock, Duration.ofHours(1));
         agent = new Agent(afterRestart);
-        assertThat(agent.volumes.resume()).isEmpty();
+        assertThat(agent.volumes.resume(agent.adoption)).isEmpty();
         clock.runDue();
 
         assertThat(agent.store.loadAll()).isEmpty();
@@ -891,7 +913,7 @@ class CsiVolumesTest {
         agent.store.save(PublishedVolume.of(VOLUME, elsewhere, attributes("expirationSeconds", "3600"),
                 new PodOwners(null, null), null, Set.of()));
 
-        assertThat(agent.volumes.resume()).isEmpty();
+        assertThat(agent.volumes.resume(agent.adoption)).isEmpty();
         clock.runDue();
 
         assertThat(agent.store.loadAll()).isEmpty();
@@ -998,7 +1020,7 @@ class CsiVolumesTest {
         publishNow(attributes("reloadSignal", "SIGHUP"));
         agent.close();
         agent = new Agent(new ScriptedTokenSource(clock, Duration.ofHours(1)));
-        assertThat(agent.volumes.resume()).hasSize(1);
+        assertThat(agent.volumes.resume(agent.adoption)).hasSize(1);
         assertThat(agent.reloads.request("csi:" + VOLUME)).hasValueSatisfying(r ->
                 assertThat(r.container()).isEqualTo("app"));
         clock.advance(Duration.ofMinutes(61)); // the resumed volume's token, not adopted, is requested anew

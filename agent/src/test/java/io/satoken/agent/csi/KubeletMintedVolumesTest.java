@@ -11,9 +11,9 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSecurityContext;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1Volume;
+import io.satoken.agent.pods.PodEvents;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.refresh.Backoff;
-import io.satoken.agent.refresh.RefreshListener;
 import io.satoken.agent.refresh.RefreshScheduler;
 import io.satoken.agent.refresh.TokenAdoption;
 import io.satoken.agent.testing.FakeClock;
@@ -79,16 +79,17 @@ class KubeletMintedVolumesTest {
         final TokenCache cache = new TokenCache(delivered, RefreshPolicy.untilExpiry(), clock);
         final RefreshScheduler scheduler = new RefreshScheduler(cache, clock,
                 new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), FixedRandom.highest()), clock,
-                RefreshListener.NONE);
+                new PodEvents((pod, reason, message) -> events.add(reason + ": " + message), null));
         final VolumeStore store = new VolumeStore(kubeletDir.resolve("plugins/tokens.satoken.io/volumes"));
         final CsiVolumes volumes;
+        final TokenAdoption adoption;
 
         Agent() throws IOException {
             store.create();
             SignatureCheck keys = IssuerKeys.parse(kubelet.publicJwksJson());
-            volumes = new CsiVolumes(kubeletDir.resolve("pods"), NODE, store, mounter, pods, scheduler,
-                    new TokenAdoption(cache, Optional.empty(), keys), (pod, reason, message) -> events.add(reason
-                            + ": " + message), null, delivered, clock);
+            adoption = new TokenAdoption(cache, Optional.empty(), keys);
+            volumes = new CsiVolumes(kubeletDir.resolve("pods"), NODE, store, mounter, pods, scheduler, null, delivered,
+                    clock);
         }
 
         /** The kubelet's NodePublishVolume, its tokens in the volume context. */
@@ -243,7 +244,7 @@ class KubeletMintedVolumesTest {
 
         clock.advance(Duration.ofSeconds(30));
         agent = new Agent();
-        assertThat(agent.volumes.resume()).hasSize(1);
+        assertThat(agent.volumes.resume(agent.adoption)).hasSize(1);
         clock.runDue();
         assertThat(version()).as("..data after the restart").isEqualTo(written);
         clock.advance(Duration.ofSeconds(60));

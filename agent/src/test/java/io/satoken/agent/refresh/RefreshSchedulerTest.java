@@ -42,6 +42,8 @@ class RefreshSchedulerTest {
             .setAttributeViews("basic", "owner", "posix", "unix").build());
     private final List<String> writes = new ArrayList<>();
     private final List<String> failures = new ArrayList<>();
+    /** What {@link RefreshListener#refreshFailed} was told, one line per directory. */
+    private final List<String> refreshFailures = new ArrayList<>();
     private final RefreshHarness refresh = RefreshHarness.builder().listener(new RefreshListener() {
         @Override
         public void written(TokenDirectory dir, Projection p, IssuedToken token, boolean rotation) {
@@ -52,6 +54,11 @@ class RefreshSchedulerTest {
         public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error, boolean serving) {
             failures.add(dirs.stream().map(TokenDirectory::name).toList() + (serving ? " serving: " : " ")
                     + error.getMessage());
+        }
+
+        @Override
+        public void refreshFailed(TokenDirectory dir, TokenKey key, TokenSourceException error, boolean serving) {
+            refreshFailures.add(dir.name() + (serving ? " serving: " : " ") + error.getMessage());
         }
     }).build();
     private final FakeClock clock = refresh.clock();
@@ -93,24 +100,45 @@ class RefreshSchedulerTest {
     }
 
     @Test
-    void put_firstWriteFailsWithTheFetchFailure_andTheWatcherIsToldOfIt() throws Exception {
+    void put_firstWriteFailsWithTheFetchFailure_andTheListenerIsToldOfIt() throws Exception {
         TokenSourceException refused = new TokenSourceException("403 forbidden");
         source.failAlways(refused);
-        List<String> watched = new ArrayList<>();
-        CompletableFuture<Void> first = scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))),
-                new RefreshListener() {
-                    @Override
-                    public void fetchFailed(TokenKey key, List<TokenDirectory> dirs, TokenSourceException error,
-                            boolean serving) {
-                        watched.add(dirs.stream().map(TokenDirectory::name).toList() + " " + error.getMessage());
-                    }
-                });
+        CompletableFuture<Void> first = scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
         clock.runDue();
         assertThat(first).isCompletedExceptionally();
         assertThatThrownBy(first::join).cause().isInstanceOf(TokenSourceException.class)
                 .hasMessageEndingWith(": 403 forbidden");
-        assertThat(watched).singleElement().asString().startsWith("[a] failed to fetch token").endsWith("403 forbidden");
+        assertThat(failures).singleElement().asString().startsWith("[a] failed to fetch token").endsWith("403 forbidden");
+        assertThat(refreshFailures).as("the first write's failure is the future's").isEmpty();
         assertThat(clock.nextTimer()).as("retried all the same").isEqualTo(START.plusSeconds(1));
+    }
+
+    @Test
+    void resume_aDirectoryAnEarlierRunWrote_hasEveryFailureToldToRefreshFailed_theFirstIncluded() throws Exception {
+        source.failAlways(new TokenSourceException("503 unavailable"));
+        scheduler.resume(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
+        clock.runDue();
+        assertThat(failures).singleElement().asString().startsWith("[a] ");
+        assertThat(refreshFailures).singleElement().asString().startsWith("a failed to fetch")
+                .endsWith("503 unavailable");
+    }
+
+    @Test
+    void refreshFailed_isToldOfEachDirectoryPastItsFirstWrite_notOfTheFailureThatFailsIt() throws Exception {
+        scheduler.put(new TokenDirectory("a", dir("a"), List.of(file(VAULT, "token"))));
+        clock.runDue();
+        source.failAlways(new TokenSourceException("503 unavailable"));
+        CompletableFuture<Void> b = scheduler.put(new TokenDirectory("b", dir("b"), List.of(file(STS, "token"))));
+        clock.runDue();
+        assertThat(b).isCompletedExceptionally();
+        assertThat(failures).singleElement().asString().startsWith("[b] ");
+        assertThat(refreshFailures).as("b's first failure is its first write's").isEmpty();
+
+        clock.advance(Duration.ofMinutes(48));
+        assertThat(refreshFailures).filteredOn(f -> f.startsWith("a ")).isNotEmpty()
+                .allSatisfy(f -> assertThat(f).startsWith("a serving: ").endsWith("503 unavailable"));
+        assertThat(refreshFailures).as("b, kept after its first write failed").filteredOn(f -> f.startsWith("b "))
+                .isNotEmpty().allSatisfy(f -> assertThat(f).startsWith("b failed to fetch").endsWith("503 unavailable"));
     }
 
     @Test

@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * A status endpoint on a Unix socket ({@code tmp/status.sock}) serving a {@link RefreshHarness#standard()} that has
@@ -32,13 +31,12 @@ public final class StatusFixture implements AutoCloseable {
         volume = Files.createDirectory(tmp.resolve("volume"));
         staticDir = Files.createDirectory(tmp.resolve("static"));
         TokenDirectory pod = new TokenDirectory("csi:vol-1", volume, List.of(new Projection(new TokenKey("shop",
-                "cart", List.of("vault"), 600, BoundObjectRef.pod("cart", "uid-1")), "token", 0640, null, 2000)));
+                "cart", List.of("vault"), 600, BoundObjectRef.pod("cart", "uid-1")), "token", 0640, null, 2000)), POD);
         harness.scheduler().put(pod);
         harness.scheduler().put(new TokenDirectory("static:" + staticDir, staticDir, List.of(new Projection(
                 new TokenKey("monitoring", "exporter", null, 3600, null), "token", 0600, null, null))));
         harness.clock().runDue();
-        endpoint = new StatusEndpoint(tmp.resolve("status.sock"), node, harness.scheduler(),
-                dir -> dir.name().equals(pod.name()) ? Optional.of(POD) : Optional.empty(), null,
+        endpoint = new StatusEndpoint(tmp.resolve("status.sock"), node, harness.scheduler(), null,
                 AgentConfig.RereadCheck.DEFAULT_THRESHOLD, harness.clock());
     }
 
