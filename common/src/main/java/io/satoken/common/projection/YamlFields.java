@@ -158,8 +158,14 @@ public final class YamlFields {
 
     /** The number a string of decimal digits (with an optional sign) writes, or the string itself. */
     private static Object decimal(String s) {
+        String digits = s.trim();
         try {
-            return new BigInteger(s.trim());
+            return Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            // too big for a long (named so), or not a number at all
+        }
+        try {
+            return new BigInteger(digits);
         } catch (NumberFormatException e) {
             return s;
         }
