@@ -33,46 +33,53 @@ final class WebhookOptions {
     Path tlsKeyFile;
 
     @Option(names = "--client-ca-file", paramLabel = "FILE",
-            description = "PEM CA certificate(s): the webhook then requires a client certificate signed by one "
-                    + "(the API server's, from its AdmissionConfiguration kubeconfig); re-read when it changes. "
-                    + "The webhook Deployment gives it. Not given: any client that reaches the port may call the "
-                    + "webhook (a warning is logged).")
+            description = """
+                    PEM CA certificate(s): the webhook then requires a client certificate signed by one \
+                    (the API server's, from its AdmissionConfiguration kubeconfig); re-read when it changes. \
+                    The webhook Deployment gives it. Not given: any client that reaches the port may call the \
+                    webhook (a warning is logged).""")
     Path clientCaFile;
 
     @Option(names = "--admission-limit-secret-references", defaultValue = "false",
-            description = "Enforce mountable secrets for every ServiceAccount, not only those annotated "
-                    + "kubernetes.io/enforce-mountable-secrets=true (default: ${DEFAULT-VALUE}).")
+            description = """
+                    Enforce mountable secrets for every ServiceAccount, not only those annotated \
+                    kubernetes.io/enforce-mountable-secrets=true (default: ${DEFAULT-VALUE}).""")
     boolean limitSecretReferences;
 
     @Option(names = "--agent-service-account", paramLabel = "NAMESPACE/NAME",
-            description = "The node agents' ServiceAccount: "
-                    + "its token requests are confined to pods on the requesting agent's node. "
-                    + "Required while --webhooks serves serviceaccount-token.")
+            description = """
+                    The node agents' ServiceAccount: \
+                    its token requests are confined to pods on the requesting agent's node. \
+                    Required while --webhooks serves serviceaccount-token.""")
     String agentServiceAccount;
 
     @Option(names = "--webhook-drain-delay", paramLabel = "DURATION", defaultValue = "5s",
             converter = DurationConverter.class,
-            description = "On SIGTERM the webhook turns unready at once, answers new connections for this long "
-                    + "(each answer closing its connection) while the endpoint leaves the Service, then stops "
-                    + "accepting and finishes the reviews in progress (default: ${DEFAULT-VALUE}).")
+            description = """
+                    On SIGTERM the webhook turns unready at once, answers new connections for this long \
+                    (each answer closing its connection) while the endpoint leaves the Service, then stops \
+                    accepting and finishes the reviews in progress (default: ${DEFAULT-VALUE}).""")
     Duration drainDelay;
 
     @Option(names = "--webhook-reuse-port", defaultValue = "false",
-            description = "Bind the webhook's port with SO_REUSEPORT, so that during a rolling update two replicas "
-                    + "on the host's network of one node can listen at once (default: ${DEFAULT-VALUE}). Only for "
-                    + "hostNetwork pods; any process of the same user may then share the port.")
+            description = """
+                    Bind the webhook's port with SO_REUSEPORT, so that during a rolling update two replicas \
+                    on the host's network of one node can listen at once (default: ${DEFAULT-VALUE}). Only for \
+                    hostNetwork pods; any process of the same user may then share the port.""")
     boolean reusePort;
 
     @Option(names = "--webhooks", paramLabel = "LIST", defaultValue = AdmissionWebhook.ALL_WEBHOOKS,
-            description = "Webhook paths to serve: pods (/mutate/pods), serviceaccount-token "
-                    + "(/validate/serviceaccount-token), agent-tokens (/mutate/pods/agent-tokens: the agent's token "
-                    + "volume without ServiceAccount admission); the others answer 404 (default: ${DEFAULT-VALUE}).")
+            description = """
+                    Webhook paths to serve: pods (/mutate/pods), serviceaccount-token \
+                    (/validate/serviceaccount-token), agent-tokens (/mutate/pods/agent-tokens: the agent's token \
+                    volume without ServiceAccount admission); the others answer 404 (default: ${DEFAULT-VALUE}).""")
     String webhooks;
 
     @Option(names = "--api-audiences", paramLabel = "LIST", split = ",",
-            description = "The API server's --api-audiences, which it gives a token request that names none: what an "
-                    + "agent volume without an audience asks for. Default: the aud claim of the in-cluster token "
-                    + "(/var/run/secrets/kubernetes.io/serviceaccount/token).")
+            description = """
+                    The API server's --api-audiences, which it gives a token request that names none: what an \
+                    agent volume without an audience asks for. Default: the aud claim of the in-cluster token \
+                    (/var/run/secrets/kubernetes.io/serviceaccount/token).""")
     List<String> apiAudiences;
 
     /**
