@@ -5,9 +5,8 @@ import io.satoken.common.projection.CsiVolumeAttributes;
 import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionSpec;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
-import io.satoken.controlplane.admission.view.Json;
+import io.satoken.controlplane.admission.view.Field;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -21,6 +20,13 @@ import java.util.Map;
  * would refuse to publish asks for nothing.
  */
 final class CsiTokenRequests {
+
+    /** A pod's spec, as the API server serves it (not under review). */
+    private static final Field.Obj POD_SPEC = Field.root();
+    private static final Field.Items VOLUMES = POD_SPEC.objects("volumes");
+    private static final Field.Obj CSI = VOLUMES.item().object("csi");
+    private static final Field.Str DRIVER = CSI.string("driver");
+    private static final Field.StringMap ATTRIBUTES = CSI.stringMap("volumeAttributes");
 
     /**
      * One request the agent may make for the pod.
@@ -49,25 +55,19 @@ final class CsiTokenRequests {
     /** Every request the pod's agent volumes allow, in volume order; empty when it has none. */
     static List<Shape> of(JsonObject podSpec) throws InvalidReviewException {
         List<Shape> shapes = new ArrayList<>();
-        List<JsonObject> volumes = Json.objects(podSpec, "volumes", "spec");
+        List<JsonObject> volumes = VOLUMES.read(podSpec, "spec");
         for (int i = 0; i < volumes.size(); i++) {
             String path = "spec.volumes[" + i + "].csi";
-            JsonObject csi = Json.object(volumes.get(i), "csi", "spec.volumes[" + i + "]");
-            if (csi == null || !AgentTokenInjection.DRIVER.equals(Json.string(csi, "driver", path))) {
+            JsonObject csi = CSI.read(volumes.get(i), "spec.volumes[" + i + "]");
+            if (csi == null || !AgentTokenInjection.DRIVER.equals(DRIVER.read(csi, path))) {
                 continue;
             }
-            shapes.addAll(volume(Json.object(csi, "volumeAttributes", path), path + ".volumeAttributes"));
+            shapes.addAll(volume(ATTRIBUTES.read(csi, path)));
         }
         return List.copyOf(shapes);
     }
 
-    private static List<Shape> volume(JsonObject attributes, String path) throws InvalidReviewException {
-        Map<String, String> values = new LinkedHashMap<>();
-        if (attributes != null) {
-            for (String key : attributes.keySet()) {
-                values.put(key, Json.string(attributes, key, path));
-            }
-        }
+    private static List<Shape> volume(Map<String, String> values) {
         try {
             return CsiVolumeAttributes.files(values).stream().map(Shape::of).toList();
         } catch (InvalidProjectionException e) {

@@ -5,7 +5,8 @@
  * ({@code AgentAccountCheck}) and the poll that reloads the serving certificate; {@code runtime} starts it.
  * {@link AdmissionEndpoint} is the server's endpoint: it routes each path to its rule and writes every answer, the
  * server's refusals included, as an AdmissionReview. {@link AdmissionReviews} reads a review ({@code ReviewReader}
- * streams it, keeping only what the rules' {@code admission.ReviewShape} names) and writes the answer.
+ * streams it, keeping only the fields declared under the review's root: its own, and those the views and the rules
+ * declare of the object under review) and writes the answer.
  *
  * <p>Depends on {@code admission}, {@code admission.view}, {@code https} and {@code kube}; nothing there depends on
  * it.
