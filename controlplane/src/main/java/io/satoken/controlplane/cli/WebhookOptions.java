@@ -3,15 +3,17 @@ package io.satoken.controlplane.cli;
 import io.satoken.common.cli.DurationConverter;
 import io.satoken.common.cli.UsageErrors;
 import io.satoken.common.health.HealthServer;
-import io.satoken.controlplane.webhook.AdmissionWebhook;
+import io.satoken.controlplane.admission.NodeTokenRestriction;
 import io.satoken.controlplane.https.ServingCertificate;
 import io.satoken.controlplane.https.WebhookServer;
+import io.satoken.controlplane.runtime.AdmissionWebhook;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 import picocli.CommandLine.Option;
 
 /**
@@ -101,13 +103,13 @@ final class WebhookOptions {
                 ? UsageErrors.attempt(errors, () -> HealthServer.parseAddress("--webhook-address", address)) : null;
         if (agentServiceAccount != null) {
             UsageErrors.attempt(errors, () -> {
-                AdmissionWebhook.checkAgentServiceAccount(agentServiceAccount);
+                checkAgentServiceAccount(agentServiceAccount);
                 return agentServiceAccount;
             });
         }
-        Set<String> served = UsageErrors.attempt(errors, () -> AdmissionWebhook.parseWebhooks(webhooks));
+        Set<String> served = UsageErrors.attempt(errors, () -> parseWebhooks(webhooks));
         if (apiAudiences != null) {
-            UsageErrors.attempt(errors, () -> AdmissionWebhook.checkApiAudiences(apiAudiences));
+            UsageErrors.attempt(errors, () -> checkApiAudiences(apiAudiences));
         }
         ServingCertificate certificate = null;
         if (tlsCertFile != null && tlsKeyFile != null) {
@@ -124,7 +126,7 @@ final class WebhookOptions {
         if (on && served != null) {
             // no fail-open: serviceaccount-token without --agent-service-account is refused
             UsageErrors.attempt(errors, () -> {
-                AdmissionWebhook.checkSelection(served, agentServiceAccount);
+                checkSelection(served, agentServiceAccount);
                 return served;
             });
         }
@@ -133,6 +135,61 @@ final class WebhookOptions {
         }
         return new AdmissionWebhook.Settings(socketAddress, certificate, limitSecretReferences,
                 agentServiceAccount, WebhookServer.Limits.defaults(), served, apiAudiences, drainDelay, reusePort);
+    }
+
+    /**
+     * Checks an {@code --agent-service-account} value.
+     *
+     * @throws IllegalArgumentException naming the flag and the expected form
+     */
+    static void checkAgentServiceAccount(String value) {
+        NodeTokenRestriction.AgentAccount.parse("--agent-service-account", value);
+    }
+
+    /**
+     * Checks {@code --api-audiences}: a non-empty list without blank entries.
+     *
+     * @return the list
+     * @throws IllegalArgumentException naming the flag
+     */
+    static List<String> checkApiAudiences(List<String> apiAudiences) {
+        if (apiAudiences.isEmpty() || apiAudiences.stream().anyMatch(String::isBlank)) {
+            throw new IllegalArgumentException("--api-audiences: expected a comma-separated list of audiences, got "
+                    + apiAudiences);
+        }
+        return apiAudiences;
+    }
+
+    /**
+     * Parses {@code --webhooks}: a comma-separated list of {@link AdmissionWebhook#WEBHOOKS} names.
+     *
+     * @throws IllegalArgumentException naming the flag and the unknown or missing name
+     */
+    static Set<String> parseWebhooks(String value) {
+        Set<String> names = new TreeSet<>();
+        for (String name : value.split(",", -1)) {
+            String trimmed = name.trim();
+            if (!AdmissionWebhook.WEBHOOKS.containsKey(trimmed)) {
+                throw new IllegalArgumentException("--webhooks: unknown webhook \"" + trimmed + "\"; the webhooks are "
+                        + String.join(", ", new TreeSet<>(AdmissionWebhook.WEBHOOKS.keySet())));
+            }
+            names.add(trimmed);
+        }
+        return names;
+    }
+
+    /**
+     * No fail-open: serving serviceaccount-token needs the agents' ServiceAccount, without which no token
+     * request could be confined.
+     *
+     * @throws IllegalArgumentException naming both flags
+     */
+    static void checkSelection(Set<String> webhooks, String agentServiceAccount) {
+        if (webhooks.contains("serviceaccount-token") && agentServiceAccount == null) {
+            throw new IllegalArgumentException("--webhooks serves serviceaccount-token, which needs "
+                    + "--agent-service-account NAMESPACE/NAME (the node agents' ServiceAccount, whose token requests "
+                    + "it confines); give it, or serve only the pod webhook: --webhooks=pods");
+        }
     }
 
     /** A file given to a part that cannot load it (a certificate without its key): at least it must be readable. */
