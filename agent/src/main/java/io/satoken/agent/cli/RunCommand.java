@@ -40,16 +40,13 @@ import picocli.CommandLine.Option;
         description = {"Runs the agent against a cluster: CSI mode, static mode or both (see --config).",
                 "Serves /healthz, /readyz and /metrics on --metrics-address."},
         footerHeading = "%nExamples:%n",
-        footer = {
-            "  # Static mode, as satoken-agent.service runs it",
-            "  satoken-agent run --config /etc/satoken/agent.yaml \\",
-            "      --kubeconfig /etc/satoken/kubeconfig",
-            "  # CSI mode, as the DaemonSet runs it (NODE_NAME from the pod's spec.nodeName)",
-            "  satoken-agent run --config /etc/satoken/agent.yaml \\",
-            "      --metrics-address 0.0.0.0:9810",
-            "  # JSON logs with debug detail, and fewer TokenRequests a second",
-            "  satoken-agent run --config agent.yaml --log-format json --log-level debug \\",
-            "      --qps 5 --burst 10"})
+        footer = { // laid out by ExampleFooter
+            "# Static mode, as satoken-agent.service runs it",
+            "satoken-agent run --config /etc/satoken/agent.yaml --kubeconfig /etc/satoken/kubeconfig",
+            "# CSI mode, as the DaemonSet runs it (NODE_NAME from the pod's spec.nodeName)",
+            "satoken-agent run --config /etc/satoken/agent.yaml --metrics-address 0.0.0.0:9810",
+            "# JSON logs with debug detail, and fewer TokenRequests a second",
+            "satoken-agent run --config agent.yaml --log-format json --log-level debug --qps 5 --burst 10"})
 class RunCommand extends ClusterCommand implements Callable<Integer> {
 
     static final Path IN_CLUSTER_TOKEN = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token");

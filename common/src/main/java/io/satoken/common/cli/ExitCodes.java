@@ -27,8 +27,9 @@ public final class ExitCodes {
     private ExitCodes() {
     }
 
-    /** Runs {@code cli} with those rules, writing to {@code out} and {@code err}. */
+    /** Runs {@code cli} with those rules, writing to {@code out} and {@code err}; help shows {@link ExampleFooter}s. */
     public static int execute(CommandLine cli, PrintWriter out, PrintWriter err, String... args) {
+        ExampleFooter.install(cli);
         cli.setOut(out);
         cli.setErr(err);
         cli.setParameterExceptionHandler(ExitCodes::usageError);

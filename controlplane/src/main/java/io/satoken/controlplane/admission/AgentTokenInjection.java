@@ -6,6 +6,7 @@ import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionAnnotation;
 import java.util.Map;
 import io.satoken.controlplane.admission.view.ContainerView;
+import io.satoken.controlplane.admission.view.Field;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.admission.view.PodPatch;
 import io.satoken.controlplane.admission.view.PodView;
@@ -46,35 +47,40 @@ public final class AgentTokenInjection {
     /** The container it goes to: the volume attribute {@code reloadContainer}. */
     static final String RELOAD_CONTAINER_ANNOTATION = "satoken.io/reload-container";
 
+    private static final Field.Str PROJECTIONS = PodView.ANNOTATIONS.string(ProjectionAnnotation.NAME);
+    private static final Field.Str MOUNT_PATH = PodView.ANNOTATIONS.string(MOUNT_PATH_ANNOTATION);
+    private static final Field.Str RELOAD_SIGNAL = PodView.ANNOTATIONS.string(RELOAD_SIGNAL_ANNOTATION);
+    private static final Field.Str RELOAD_CONTAINER = PodView.ANNOTATIONS.string(RELOAD_CONTAINER_ANNOTATION);
+
     /** Empty when allowed (changes recorded in {@code pod}), else the denial. */
     Optional<Verdict.Denied> admit(AdmissionRequest request, PodPatch pod) throws InvalidReviewException {
         // AD-2: mirror pods are the kubelet's own; they are not mutated
         PodView view = pod.view();
         if (!request.isCreate() || !request.subResource().isEmpty()
-                || view.hasAnnotation(ServiceAccountAdmission.MIRROR_POD_ANNOTATION)
-                || !view.hasAnnotation(ProjectionAnnotation.NAME)) {
+                || view.hasAnnotation(ServiceAccountAdmission.MIRROR_POD)
+                || !view.hasAnnotation(PROJECTIONS)) {
             return Optional.empty();
         }
-        String projections = view.annotation(ProjectionAnnotation.NAME).orElse(null);
+        String projections = view.annotation(PROJECTIONS).orElse(null);
         try {
             ProjectionAnnotation.parse(projections);
         } catch (InvalidProjectionException e) {
             return invalid(e.getMessage());
         }
-        String mountPath = view.hasAnnotation(MOUNT_PATH_ANNOTATION)
-                ? view.annotation(MOUNT_PATH_ANNOTATION).orElse(null) : DEFAULT_MOUNT_PATH;
+        String mountPath = view.hasAnnotation(MOUNT_PATH)
+                ? view.annotation(MOUNT_PATH).orElse(null) : DEFAULT_MOUNT_PATH;
         Optional<String> badPath = checkMountPath(mountPath);
         if (badPath.isPresent()) {
             return invalid(MOUNT_PATH_ANNOTATION + ": " + badPath.get());
         }
-        if (view.hasAnnotation(RELOAD_CONTAINER_ANNOTATION) && !view.hasAnnotation(RELOAD_SIGNAL_ANNOTATION)) {
+        if (view.hasAnnotation(RELOAD_CONTAINER) && !view.hasAnnotation(RELOAD_SIGNAL)) {
             return invalid(RELOAD_CONTAINER_ANNOTATION + ": may be given only with " + RELOAD_SIGNAL_ANNOTATION
                     + ", which names the signal");
         }
         Map<String, String> attributes = new TreeMap<>(Map.of(PROJECTIONS_ATTRIBUTE, projections));
         // the agent checks the signal and the container when it publishes the volume, naming the attribute
-        view.annotation(RELOAD_SIGNAL_ANNOTATION).ifPresent(v -> attributes.put(CsiVolumeAttributes.RELOAD_SIGNAL, v));
-        view.annotation(RELOAD_CONTAINER_ANNOTATION)
+        view.annotation(RELOAD_SIGNAL).ifPresent(v -> attributes.put(CsiVolumeAttributes.RELOAD_SIGNAL, v));
+        view.annotation(RELOAD_CONTAINER)
                 .ifPresent(v -> attributes.put(CsiVolumeAttributes.RELOAD_CONTAINER, v));
         JsonObject wanted = TokenVolumes.csi(VOLUME_NAME, DRIVER, attributes);
         boolean hasVolume = false;
@@ -94,7 +100,7 @@ public final class AgentTokenInjection {
             }
         }
         if (!hasVolume) {
-            pod.appendToSpec("volumes", wanted);
+            pod.appendToSpec(PodView.VOLUMES, wanted);
         }
         return Optional.empty();
     }
@@ -130,7 +136,7 @@ public final class AgentTokenInjection {
             mounted |= VOLUME_NAME.equals(name);
         }
         if (!mounted) {
-            pod.appendToContainer(container, "volumeMounts", TokenVolumes.mount(VOLUME_NAME, mountPath));
+            pod.appendToContainer(container, ContainerView.VOLUME_MOUNTS, TokenVolumes.mount(VOLUME_NAME, mountPath));
         }
         return Optional.empty();
     }

@@ -6,9 +6,8 @@ import io.satoken.common.projection.InvalidProjectionException;
 import io.satoken.common.projection.ProjectionSpec;
 import io.satoken.common.projection.TokenAsk;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
-import io.satoken.controlplane.admission.view.Json;
+import io.satoken.controlplane.admission.view.Field;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -22,31 +21,32 @@ import java.util.Map;
  */
 final class CsiTokenRequests {
 
+    /** A pod's spec, as the API server serves it (not under review). */
+    private static final Field.Obj POD_SPEC = Field.root();
+    private static final Field.Items VOLUMES = POD_SPEC.objects("volumes");
+    private static final Field.Obj CSI = VOLUMES.item().object("csi");
+    private static final Field.Str DRIVER = CSI.string("driver");
+    private static final Field.StringMap ATTRIBUTES = CSI.stringMap("volumeAttributes");
+
     private CsiTokenRequests() {
     }
 
     /** Every request the pod's agent volumes allow, in volume order; empty when it has none. */
     static List<TokenAsk> of(JsonObject podSpec) throws InvalidReviewException {
         List<TokenAsk> shapes = new ArrayList<>();
-        List<JsonObject> volumes = Json.objects(podSpec, "volumes", "spec");
+        List<JsonObject> volumes = VOLUMES.read(podSpec, "spec");
         for (int i = 0; i < volumes.size(); i++) {
             String path = "spec.volumes[" + i + "].csi";
-            JsonObject csi = Json.object(volumes.get(i), "csi", "spec.volumes[" + i + "]");
-            if (csi == null || !AgentTokenInjection.DRIVER.equals(Json.string(csi, "driver", path))) {
+            JsonObject csi = CSI.read(volumes.get(i), "spec.volumes[" + i + "]");
+            if (csi == null || !AgentTokenInjection.DRIVER.equals(DRIVER.read(csi, path))) {
                 continue;
             }
-            shapes.addAll(volume(Json.object(csi, "volumeAttributes", path), path + ".volumeAttributes"));
+            shapes.addAll(volume(ATTRIBUTES.read(csi, path)));
         }
         return List.copyOf(shapes);
     }
 
-    private static List<TokenAsk> volume(JsonObject attributes, String path) throws InvalidReviewException {
-        Map<String, String> values = new LinkedHashMap<>();
-        if (attributes != null) {
-            for (String key : attributes.keySet()) {
-                values.put(key, Json.string(attributes, key, path));
-            }
-        }
+    private static List<TokenAsk> volume(Map<String, String> values) {
         try {
             return CsiVolumeAttributes.files(values).stream().map(ProjectionSpec::ask).toList();
         } catch (InvalidProjectionException e) {

@@ -4,6 +4,7 @@ import io.kubernetes.client.openapi.models.V1LocalObjectReference;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.controlplane.admission.view.ContainerView;
+import io.satoken.controlplane.admission.view.Field;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.admission.view.PodView;
 import io.satoken.controlplane.admission.view.VolumeView;
@@ -49,13 +50,13 @@ final class MountableSecrets {
                         + "service account " + account + " does not reference that secret");
             }
         }
-        for (ContainerView container : pod.containers("initContainers")) {
+        for (ContainerView container : pod.containers(PodView.INIT_CONTAINERS)) {
             Optional<String> found = containerViolation("init container", container, mountable, account);
             if (found.isPresent()) {
                 return found;
             }
         }
-        for (ContainerView container : pod.containers("containers")) {
+        for (ContainerView container : pod.containers(PodView.CONTAINERS)) {
             Optional<String> found = containerViolation("container", container, mountable, account);
             if (found.isPresent()) {
                 return found;
@@ -81,7 +82,7 @@ final class MountableSecrets {
     static Optional<String> ephemeralViolation(V1ServiceAccount serviceAccount, PodView pod)
             throws InvalidReviewException {
         Set<String> mountable = secretNames(serviceAccount);
-        for (ContainerView container : pod.containers("ephemeralContainers")) {
+        for (ContainerView container : pod.containers(PodView.EPHEMERAL_CONTAINERS)) {
             Optional<String> found = containerViolation("ephemeral container", container, mountable,
                     name(serviceAccount));
             if (found.isPresent()) {
@@ -99,7 +100,7 @@ final class MountableSecrets {
         if (pod.hasImagePullSecrets()) {
             return true;
         }
-        for (String list : List.of("initContainers", "containers", "ephemeralContainers")) {
+        for (Field.Items list : List.of(PodView.INIT_CONTAINERS, PodView.CONTAINERS, PodView.EPHEMERAL_CONTAINERS)) {
             for (ContainerView container : pod.containers(list)) {
                 for (ContainerView.EnvFrom from : container.envFrom()) {
                     if (from.fromSecret()) {

@@ -7,7 +7,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
-import io.satoken.controlplane.admission.view.Json;
+import io.satoken.controlplane.admission.view.Field;
 import io.satoken.controlplane.kube.ApiErrors;
 import java.time.Duration;
 import java.util.Optional;
@@ -31,6 +31,14 @@ import java.util.Optional;
  * </ul>
  */
 public final class PodFactsLookup {
+
+    /** A pod as the API server serves it (not under review): what the token check reads of the requester. */
+    private static final Field.Obj POD = Field.root();
+    private static final Field.Obj METADATA = POD.object("metadata");
+    private static final Field.Str UID = METADATA.string("uid");
+    private static final Field.Obj SPEC = POD.object("spec");
+    private static final Field.Str NODE_NAME = SPEC.string("nodeName");
+    private static final Field.Str SERVICE_ACCOUNT_NAME = SPEC.string("serviceAccountName");
 
     /** A live read of one pod; empty when it does not exist. */
     @FunctionalInterface
@@ -61,11 +69,11 @@ public final class PodFactsLookup {
                 throw e;
             }
             try {
-                JsonObject metadata = Json.object(pod, "metadata", "pod");
-                JsonObject spec = Json.object(pod, "spec", "pod");
-                return Optional.of(new PodFacts(namespace, name, Json.stringOrEmpty(metadata, "uid", "metadata"),
-                        Json.stringOrEmpty(spec, "nodeName", "spec"),
-                        Json.stringOrEmpty(spec, "serviceAccountName", "spec"), CsiTokenRequests.of(spec)));
+                JsonObject metadata = METADATA.read(pod, "pod");
+                JsonObject spec = SPEC.read(pod, "pod");
+                return Optional.of(new PodFacts(namespace, name, UID.readOrEmpty(metadata, "metadata"),
+                        NODE_NAME.readOrEmpty(spec, "spec"), SERVICE_ACCOUNT_NAME.readOrEmpty(spec, "spec"),
+                        CsiTokenRequests.of(spec)));
             } catch (InvalidReviewException e) {
                 throw new ApiException("pod " + namespace + "/" + name + " could not be read: " + e.getMessage());
             }

@@ -1,8 +1,9 @@
 package io.satoken.controlplane.admission;
 
 import io.satoken.controlplane.admission.view.InvalidReviewException;
-import io.satoken.controlplane.admission.view.Json;
+import io.satoken.controlplane.admission.view.Field;
 import io.satoken.controlplane.admission.view.PodPatch;
+import io.satoken.controlplane.admission.view.PodView;
 import java.util.Optional;
 
 /**
@@ -12,6 +13,8 @@ import java.util.Optional;
  * created with a token volume mounted through {@code subPath} is admitted with a warning ({@link SubPathWarnings}).
  */
 public final class PodMutation implements Admission {
+
+    private static final Field.Str KIND = PodView.POD.string("kind");
 
     /** Null on the injection-only path. */
     private final ServiceAccountAdmission serviceAccounts;
@@ -40,7 +43,7 @@ public final class PodMutation implements Admission {
         // AD-1: only pods and their ephemeralcontainers, with a Pod object
         String sub = request.subResource();
         if (!request.resource().isCore("pods") || !(sub.isEmpty() || sub.equals("ephemeralcontainers"))
-                || request.object() == null || !"Pod".equals(Json.string(request.object(), "kind", "request.object"))) {
+                || request.object() == null || !"Pod".equals(KIND.read(request.object(), "request.object"))) {
             return Verdict.allow();
         }
         PodPatch pod = new PodPatch(request.object());

@@ -5,6 +5,7 @@ import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.models.V1LocalObjectReference;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.satoken.controlplane.admission.view.ContainerView;
+import io.satoken.controlplane.admission.view.Field;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
 import io.satoken.controlplane.admission.view.Json;
 import io.satoken.controlplane.admission.view.PodPatch;
@@ -37,6 +38,7 @@ public final class ServiceAccountAdmission {
     /** AD-C. */
     public static final String DEFAULT_SERVICE_ACCOUNT = "default";
     static final String MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
+    static final Field.Str MIRROR_POD = PodView.ANNOTATIONS.string(MIRROR_POD_ANNOTATION);
     static final String TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount";
     static final String PROJECTED_VOLUME_PREFIX = "kube-api-access-";
     /** AD-6: the injected token's lifetime. */
@@ -69,7 +71,7 @@ public final class ServiceAccountAdmission {
         if (!request.isCreate()) {
             return Optional.empty(); // AD-9
         }
-        if (pod.view().hasAnnotation(MIRROR_POD_ANNOTATION)) {
+        if (pod.view().hasAnnotation(MIRROR_POD)) {
             return validateMirror(request, pod.view()); // AD-2
         }
         String accountName = pod.view().serviceAccountName();
@@ -158,7 +160,7 @@ public final class ServiceAccountAdmission {
         }
         String volumeName = existing != null ? existing : PROJECTED_VOLUME_PREFIX + nameSuffix.get();
         if (mountInEveryContainer(pod, volumeName) && existing == null) {
-            pod.appendToSpec("volumes", TokenVolumes.projected(volumeName, TOKEN_EXPIRATION_SECONDS));
+            pod.appendToSpec(PodView.VOLUMES, TokenVolumes.projected(volumeName, TOKEN_EXPIRATION_SECONDS));
         }
     }
 
@@ -174,7 +176,7 @@ public final class ServiceAccountAdmission {
                 }
             }
             if (!hasMount) {
-                pod.appendToContainer(container, "volumeMounts", TokenVolumes.mount(volumeName, TOKEN_MOUNT_PATH));
+                pod.appendToContainer(container, ContainerView.VOLUME_MOUNTS, TokenVolumes.mount(volumeName, TOKEN_MOUNT_PATH));
                 mounted = true;
             }
         }

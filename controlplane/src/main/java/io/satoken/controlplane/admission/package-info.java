@@ -9,7 +9,8 @@
  * {@link NodeTokenRestriction} ({@code /validate/serviceaccount-token}) confines the node agents' TokenRequests to
  * the pods of their own node (NT-1..NT-6, docs/security.md), reading pods live ({@code PodFactsLookup}, what their
  * volumes ask for: {@code CsiTokenRequests}) and the API server's audiences ({@code ApiAudiences}).
- * {@link ReviewShape} names every member of a review these rules read; the webhook's reader keeps nothing else.
+ * A rule that reads a member of the pod the views do not (an annotation) declares it ({@code view.Field}) on the
+ * view's root; the webhook's reader keeps what is declared and nothing else.
  *
  * <p>Depends on {@code admission.view} and {@code kube} (API errors) only; {@code webhook} depends on it, never the
  * other way, and nothing here imports a controller.

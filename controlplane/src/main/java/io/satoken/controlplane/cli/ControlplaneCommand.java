@@ -15,18 +15,14 @@ import picocli.CommandLine.Command;
                 + " ClusterRole aggregation) with leader election.",
         subcommands = {RunCommand.class, ValidateCommand.class, CommandLine.HelpCommand.class},
         footerHeading = "%nExamples:%n",
-        footer = {
-            "  # Check the flags and files without a cluster, then run the controllers",
-            "  satoken-controlplane validate \\",
-            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
-            "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
-            "      --kubeconfig=/etc/satoken/controlplane.kubeconfig",
-            "  satoken-controlplane run \\",
-            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
-            "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
-            "      --kubeconfig=/etc/satoken/controlplane.kubeconfig",
-            "  # A command's flags and examples",
-            "  satoken-controlplane help run"})
+        footer = { // laid out by ExampleFooter
+            "# Check the flags and files without a cluster, then run the controllers",
+            "satoken-controlplane validate --service-account-private-key-file=/etc/kubernetes/pki/sa.key"
+                    + " --root-ca-file=/etc/kubernetes/pki/ca.crt --kubeconfig=/etc/satoken/controlplane.kubeconfig",
+            "satoken-controlplane run --service-account-private-key-file=/etc/kubernetes/pki/sa.key"
+                    + " --root-ca-file=/etc/kubernetes/pki/ca.crt --kubeconfig=/etc/satoken/controlplane.kubeconfig",
+            "# A command's flags and examples",
+            "satoken-controlplane help run"})
 public final class ControlplaneCommand implements Runnable {
 
     @CommandLine.Spec

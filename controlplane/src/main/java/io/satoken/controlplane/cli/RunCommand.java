@@ -13,11 +13,11 @@ import io.satoken.controlplane.jwt.LegacyTokenGenerator;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;
 import io.satoken.controlplane.rootca.RootCaBundle;
 import io.satoken.controlplane.rootca.RootCaPublisher;
+import io.satoken.controlplane.runtime.AdmissionWebhook;
 import io.satoken.controlplane.runtime.ClientRateLimit;
 import io.satoken.controlplane.runtime.ControllerSelection;
 import io.satoken.controlplane.runtime.ControlplaneRuntime;
 import io.satoken.controlplane.tokens.TokensController;
-import io.satoken.controlplane.webhook.AdmissionWebhook;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -46,28 +46,23 @@ import picocli.CommandLine;
                 "Exit codes: 0 stopped by a signal, 1 lost leadership or failed, 2 bad flags, key, CA or "
                         + "certificate file."},
         footerHeading = "%nExamples:%n",
-        footer = {
-            "  # The controllers but tokens, leader-elected, as 30-deployment.yaml runs them",
-            "  satoken-controlplane run --controllers='*' \\",
-            "      --leader-elect-namespace=satoken-controlplane \\",
-            "      --metrics-address=0.0.0.0:10260",
-            "  # The webhook alone, as 35-webhook-deployment.yaml runs it",
-            "  satoken-controlplane run --controllers=-* --leader-elect=false \\",
-            "      --webhook-address=0.0.0.0:9443 \\",
-            "      --tls-cert-file=/etc/satoken/webhook-tls/tls.crt \\",
-            "      --tls-private-key-file=/etc/satoken/webhook-tls/tls.key \\",
-            "      --agent-service-account=satoken-system/satoken-agent",
-            "  # Outside the cluster, on a host as trusted as the API server, with tokens",
-            "  satoken-controlplane run --kubeconfig=/etc/satoken/controlplane.kubeconfig \\",
-            "      --controllers='*,tokens' \\",
-            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
-            "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
-            "      --leader-elect-lease-duration=1m --leader-elect-renew-deadline=40s \\",
-            "      --leader-elect-retry-period=8s",
-            "  # A large cluster: more controller requests per second than the default 20",
-            "  satoken-controlplane run --kube-api-qps=50 --kube-api-burst=100 \\",
-            "      --controllers='*,tokens' \\",
-            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key"})
+        footer = { // laid out by ExampleFooter
+            "# The controllers but tokens, leader-elected, as 30-deployment.yaml runs them",
+            "satoken-controlplane run --controllers='*' --leader-elect-namespace=satoken-controlplane"
+                    + " --metrics-address=0.0.0.0:10260",
+            "# The webhook alone, as 35-webhook-deployment.yaml runs it",
+            "satoken-controlplane run --controllers=-* --leader-elect=false --webhook-address=0.0.0.0:9443"
+                    + " --tls-cert-file=/etc/satoken/webhook-tls/tls.crt"
+                    + " --tls-private-key-file=/etc/satoken/webhook-tls/tls.key"
+                    + " --agent-service-account=satoken-system/satoken-agent",
+            "# Outside the cluster, on a host as trusted as the API server, with tokens",
+            "satoken-controlplane run --kubeconfig=/etc/satoken/controlplane.kubeconfig --controllers='*,tokens'"
+                    + " --service-account-private-key-file=/etc/kubernetes/pki/sa.key"
+                    + " --root-ca-file=/etc/kubernetes/pki/ca.crt --leader-elect-lease-duration=1m"
+                    + " --leader-elect-renew-deadline=40s --leader-elect-retry-period=8s",
+            "# A large cluster: more controller requests per second than the default 20",
+            "satoken-controlplane run --kube-api-qps=50 --kube-api-burst=100 --controllers='*,tokens'"
+                    + " --service-account-private-key-file=/etc/kubernetes/pki/sa.key"})
 class RunCommand extends ClusterCommand implements Callable<Integer> {
 
     /** Where a pod finds the cluster's CA when {@code --root-ca-file} is not given. */
@@ -80,33 +75,39 @@ class RunCommand extends ClusterCommand implements Callable<Integer> {
     }
 
     @Option(names = "--controllers", paramLabel = "LIST", defaultValue = "*",
-            description = "Controllers to run: serviceaccounts, root-ca, aggregation, tokens, injection-check; '*' for "
-                    + "all but tokens and injection-check, '-name' disables one; tokens (legacy token Secrets, signed "
-                    + "with the ServiceAccount key) and injection-check (pods the webhook did not mutate) run only when "
-                    + "named, e.g. '*,tokens' (default: ${DEFAULT-VALUE}).")
+            description = """
+                    Controllers to run: serviceaccounts, root-ca, aggregation, tokens, injection-check; '*' for \
+                    all but tokens and injection-check, '-name' disables one; tokens (legacy token Secrets, signed \
+                    with the ServiceAccount key) and injection-check (pods the webhook did not mutate) run only when \
+                    named, e.g. '*,tokens' (default: ${DEFAULT-VALUE}).""")
     String controllers;
 
     @Option(names = "--service-account-private-key-file", paramLabel = "FILE",
-            description = "PEM private key (RSA, or EC P-256/384/521; PKCS#1, PKCS#8 or SEC1) that signs legacy "
-                    + "token Secrets. Required by the tokens controller, and read only by it.")
+            description = """
+                    PEM private key (RSA, or EC P-256/384/521; PKCS#1, PKCS#8 or SEC1) that signs legacy \
+                    token Secrets. Required by the tokens controller, and read only by it.""")
     Path privateKeyFile;
 
     @Option(names = "--root-ca-file", paramLabel = "FILE",
-            description = "PEM CA bundle put in token Secrets (ca.crt) and in every kube-root-ca.crt ConfigMap; "
-                    + "default in a pod: " + "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt.")
+            description = """
+                    PEM CA bundle put in token Secrets (ca.crt) and in every kube-root-ca.crt ConfigMap; \
+                    default in a pod: \
+                    /var/run/secrets/kubernetes.io/serviceaccount/ca.crt.""")
     Path rootCaFile;
 
     @Option(names = "--legacy-token-auto-create", defaultValue = "false",
-            description = "Create a <sa>-token-xxxxx Secret for every ServiceAccount and list it in .secrets, as "
-                    + "Kubernetes 1.17 did (default: ${DEFAULT-VALUE}, the 1.30 behaviour).")
+            description = """
+                    Create a <sa>-token-xxxxx Secret for every ServiceAccount and list it in .secrets, as \
+                    Kubernetes 1.17 did (default: ${DEFAULT-VALUE}, the 1.30 behaviour).""")
     boolean legacyTokenAutoCreate;
 
     @Option(names = "--injection-check-delete-pods", defaultValue = "false",
-            description = "Let injection-check evict (Eviction API: PodDisruptionBudgets hold) the pods it finds "
-                    + "without the token volume when the pod template of their ReplicaSet, StatefulSet, DaemonSet or "
-                    + "Job asks for tokens, so that they are created again through the webhook; never a bare pod, one "
-                    + "annotated after its creation, nor one in a namespace the webhook skips (default: "
-                    + "${DEFAULT-VALUE}).")
+            description = """
+                    Let injection-check evict (Eviction API: PodDisruptionBudgets hold) the pods it finds \
+                    without the token volume when the pod template of their ReplicaSet, StatefulSet, DaemonSet or \
+                    Job asks for tokens, so that they are created again through the webhook; never a bare pod, one \
+                    annotated after its creation, nor one in a namespace the webhook skips (default: \
+                    ${DEFAULT-VALUE}).""")
     boolean injectionCheckEvictPods;
 
     @Option(names = "--concurrent-syncs", paramLabel = "N", defaultValue = "5",
@@ -114,14 +115,16 @@ class RunCommand extends ClusterCommand implements Callable<Integer> {
     int concurrentSyncs;
 
     @Option(names = "--kube-api-qps", paramLabel = "QPS", defaultValue = "20",
-            description = "The controllers' requests to the API server per second, sustained, as "
-                    + "kube-controller-manager's flag; the Lease and the webhook are not limited (default: "
-                    + "${DEFAULT-VALUE}).")
+            description = """
+                    The controllers' requests to the API server per second, sustained, as \
+                    kube-controller-manager's flag; the Lease and the webhook are not limited (default: \
+                    ${DEFAULT-VALUE}).""")
     double kubeApiQps;
 
     @Option(names = "--kube-api-burst", paramLabel = "N", defaultValue = "30",
-            description = "The controllers' requests allowed in a burst above --kube-api-qps (default: "
-                    + "${DEFAULT-VALUE}).")
+            description = """
+                    The controllers' requests allowed in a burst above --kube-api-qps (default: \
+                    ${DEFAULT-VALUE}).""")
     int kubeApiBurst;
 
     @Option(names = "--leader-elect", negatable = true, defaultValue = "true", fallbackValue = "true",

@@ -14,17 +14,14 @@ import picocli.CommandLine.Command;
                 + "parts too, and every key, certificate, CA and kubeconfig file given.",
                 "Exit codes: 0 all valid (one line says what run would start), 2 one line per error."},
         footerHeading = "%nExamples:%n",
-        footer = {
-            "  # The controllers' flags and files, without contacting the cluster",
-            "  satoken-controlplane validate \\",
-            "      --service-account-private-key-file=/etc/kubernetes/pki/sa.key \\",
-            "      --root-ca-file=/etc/kubernetes/pki/ca.crt \\",
-            "      --kubeconfig=/etc/satoken/controlplane.kubeconfig",
-            "  # The webhook's flags: the serving certificate and key must be a pair",
-            "  satoken-controlplane validate --controllers=-* --leader-elect=false \\",
-            "      --webhook-address=0.0.0.0:9443 --tls-cert-file=tls.crt \\",
-            "      --tls-private-key-file=tls.key \\",
-            "      --agent-service-account=satoken-system/satoken-agent"})
+        footer = { // laid out by ExampleFooter
+            "# The controllers' flags and files, without contacting the cluster",
+            "satoken-controlplane validate --service-account-private-key-file=/etc/kubernetes/pki/sa.key"
+                    + " --root-ca-file=/etc/kubernetes/pki/ca.crt --kubeconfig=/etc/satoken/controlplane.kubeconfig",
+            "# The webhook's flags: the serving certificate and key must be a pair",
+            "satoken-controlplane validate --controllers=-* --leader-elect=false --webhook-address=0.0.0.0:9443"
+                    + " --tls-cert-file=tls.crt --tls-private-key-file=tls.key"
+                    + " --agent-service-account=satoken-system/satoken-agent"})
 final class ValidateCommand extends RunCommand {
 
     @Override

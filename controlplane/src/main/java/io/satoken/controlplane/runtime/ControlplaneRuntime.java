@@ -8,7 +8,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.satoken.common.health.HealthServer;
 import io.satoken.common.metrics.ProgramRegistry;
 import io.satoken.controlplane.https.WebhookServer;
-import io.satoken.controlplane.webhook.AdmissionWebhook;
 import io.satoken.controlplane.aggregation.AggregationController;
 import io.satoken.controlplane.controller.Controller;
 import io.satoken.controlplane.controller.ControllerMetrics;

@@ -1,5 +1,9 @@
 package io.satoken.controlplane.webhook;
 
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.AppsV1Api;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.satoken.common.kube.Failures;
@@ -74,7 +78,7 @@ public final class AgentAccountCheck {
     private volatile String reason = "not checked yet";
     private volatile List<String> lookalikes = List.of();
 
-    AgentAccountCheck(NodeTokenRestriction.AgentAccount agent, Cluster cluster, MeterRegistry registry) {
+    public AgentAccountCheck(NodeTokenRestriction.AgentAccount agent, Cluster cluster, MeterRegistry registry) {
         this.agent = Objects.requireNonNull(agent);
         this.cluster = Objects.requireNonNull(cluster);
         for (State s : State.values()) {
@@ -88,6 +92,35 @@ public final class AgentAccountCheck {
                 .description("DaemonSets labelled " + AGENT_SELECTOR + " outside the namespace of"
                         + " --agent-service-account: not the agent, never a reason to be unready; see the log")
                 .register(registry);
+    }
+
+    /** The agent's ServiceAccount and DaemonSets, read from the API server (get and list: 10-rbac.yaml). */
+    public static Cluster live(ApiClient client) {
+        CoreV1Api core = new CoreV1Api(client);
+        AppsV1Api apps = new AppsV1Api(client);
+        return new Cluster() {
+            @Override
+            public boolean serviceAccountExists(String namespace, String name) throws ApiException {
+                try {
+                    core.readNamespacedServiceAccount(name, namespace).execute();
+                    return true;
+                } catch (ApiException e) {
+                    if (e.getCode() == 404) {
+                        return false;
+                    }
+                    throw e;
+                }
+            }
+
+            @Override
+            public List<AgentDaemonSet> agentDaemonSets() throws ApiException {
+                return apps.listDaemonSetForAllNamespaces().labelSelector(AGENT_SELECTOR).execute()
+                        .getItems().stream().map(ds -> new AgentDaemonSet(
+                                ds.getMetadata().getNamespace(), ds.getMetadata().getName(),
+                                ds.getSpec().getTemplate().getSpec().getServiceAccountName()))
+                        .toList();
+            }
+        };
     }
 
     /** Whether the webhook may be ready: not before the first check, never on a mismatch. */

@@ -10,16 +10,16 @@ import com.google.gson.JsonPrimitive;
 import com.google.gson.Strictness;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
-import io.satoken.controlplane.admission.ReviewShape;
 import io.satoken.controlplane.admission.view.InvalidReviewException;
+import io.satoken.controlplane.admission.view.ReviewShape;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads an AdmissionReview's bytes, streaming, into the part of it the rules read ({@link ReviewShape}) and nothing
- * more; what no rule reads is checked as JSON and skipped. A value of another type than its shape expects (a string
+ * Reads an AdmissionReview's bytes, streaming, into the part of it the rules read and nothing more: the
+ * {@link ReviewShape} derived from the fields declared under {@link AdmissionReviews#REVIEW}; what no rule reads is checked as JSON and skipped. A value of another type than its shape expects (a string
  * where a list should be) is kept as an empty value of its own type, so the rules still name the field and the type
  * it has, at no cost.
  *
@@ -133,7 +133,7 @@ final class ReviewReader {
         JsonToken first = in.peek();
         JsonElement root;
         if (first == JsonToken.BEGIN_OBJECT) {
-            root = value(ReviewShape.REVIEW);
+            root = value(AdmissionReviews.REVIEW.shape());
         } else {
             in.skipValue();
             root = null;

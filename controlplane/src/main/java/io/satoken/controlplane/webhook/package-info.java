@@ -1,13 +1,11 @@
 /**
  * The admission webhook: the rules of {@code admission} served as AdmissionReview v1 on the {@code https} server; it
- * runs in every replica, leader or not. {@link AdmissionWebhook} assembles it: the paths {@code --webhooks} selects,
- * the informer caches they read ({@code kube.Informers}), the check of the agent's ServiceAccount
- * ({@code AgentAccountCheck}) and the poll that reloads the serving certificate; {@code runtime} starts it.
- * {@link AdmissionEndpoint} is the server's endpoint: it routes each path to its rule and writes every answer, the
+ * runs in every replica, leader or not. {@code runtime.AdmissionWebhook} assembles and starts it, with the check of
+ * the agent's ServiceAccount ({@link AgentAccountCheck}). {@link AdmissionEndpoint} is the server's endpoint: it routes each path to its rule and writes every answer, the
  * server's refusals included, as an AdmissionReview. {@link AdmissionReviews} reads a review ({@code ReviewReader}
- * streams it, keeping only what the rules' {@code admission.ReviewShape} names) and writes the answer.
+ * streams it, keeping only the fields declared under the review's root: its own, and those the views and the rules
+ * declare of the object under review) and writes the answer.
  *
- * <p>Depends on {@code admission}, {@code admission.view}, {@code https} and {@code kube}; nothing there depends on
- * it.
+ * <p>Depends on {@code admission}, {@code admission.view} and {@code https}; nothing there depends on it.
  */
 package io.satoken.controlplane.webhook;

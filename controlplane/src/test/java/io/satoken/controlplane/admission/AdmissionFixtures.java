@@ -71,7 +71,7 @@ public final class AdmissionFixtures {
 
     /**
      * {@code request} as the webhook reads it: written as an AdmissionReview and read back by
-     * {@link AdmissionReviews#read}, which keeps only what {@link ReviewShape} names.
+     * {@link AdmissionReviews#read}, which keeps only the declared fields ({@code view.Field}).
      */
     static AdmissionRequest throughReader(AdmissionRequest request) {
         JsonObject resource = new JsonObject();
@@ -116,14 +116,14 @@ public final class AdmissionFixtures {
 
     /**
      * {@code admission}, reviewing each request twice: as the webhook reads it ({@link #throughReader}), then as
-     * given; the two verdicts must be the same, so a rule that reads a field {@link ReviewShape} does not keep
+     * given; the two verdicts must be the same, so a rule that reads a field the reader does not keep
      * fails its own tests. Returns the second.
      */
     static Admission checkedThroughReader(Admission admission) {
         return request -> {
             Verdict read = admission.review(throughReader(request));
             Verdict given = admission.review(request);
-            assertThat(read).as("the verdict on the request as the webhook reads it (ReviewShape)").isEqualTo(given);
+            assertThat(read).as("the verdict on the request as the webhook reads it (declared fields only)").isEqualTo(given);
             return given;
         };
     }

@@ -47,7 +47,6 @@ import io.satoken.common.testing.KubeApiServer;
 import io.satoken.common.testing.Manifests;
 import io.satoken.common.testing.RequiresKubeApiServer;
 import io.satoken.controlplane.testing.DeployedManifests;
-import io.satoken.controlplane.webhook.AdmissionWebhook;
 import io.satoken.controlplane.jwt.ServiceAccountSigner;
 import io.satoken.controlplane.rootca.RootCaBundle;
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package io.satoken.controlplane.testing;
 
+import io.satoken.controlplane.runtime.AdmissionWebhook;
 import io.kubernetes.client.openapi.ApiClient;
-import io.satoken.controlplane.webhook.AdmissionWebhook;
 import io.satoken.controlplane.admission.ServiceAccountAdmission;
 import io.satoken.controlplane.https.ServingCertificate;
 import io.satoken.controlplane.webhook.TestCertificates;

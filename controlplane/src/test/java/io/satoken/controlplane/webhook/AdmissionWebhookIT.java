@@ -1,5 +1,6 @@
 package io.satoken.controlplane.webhook;
 
+import io.satoken.controlplane.runtime.AdmissionWebhook;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,6 @@
 package io.satoken.controlplane.webhook;
 
+import io.satoken.controlplane.runtime.AdmissionWebhook;
 import io.satoken.controlplane.admission.NodeTokenRestriction;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -98,7 +99,7 @@ class AgentAccountCheckIT {
         installAgent("stale", "someone-else");
         AgentAccountCheck check = new AgentAccountCheck(
                 NodeTokenRestriction.AgentAccount.parse("--agent-service-account", "stale/satoken-agent"),
-                AdmissionWebhook.liveCluster(asWebhook), new SimpleMeterRegistry());
+                AgentAccountCheck.live(asWebhook), new SimpleMeterRegistry());
         assertThat(check.run()).isEqualTo(AgentAccountCheck.State.MISMATCH);
         assertThat(check.reason()).contains("--agent-service-account is stale/satoken-agent",
                 "DaemonSet stale/satoken-agent runs as stale/someone-else", "would not be confined");

@@ -123,7 +123,7 @@ class ReviewReaderTest {
                 read.review().getAsJsonObject("request").getAsJsonObject("object").getAsJsonObject("spec"));
 
         assertThat(read.retainedBytes()).isLessThan(4096);
-        assertThatThrownBy(() -> pod.containers("containers")).hasMessage("spec.containers: must be a list, got a string");
+        assertThatThrownBy(() -> pod.containers(PodView.CONTAINERS)).hasMessage("spec.containers: must be a list, got a string");
         assertThatThrownBy(pod::volumes).hasMessage("spec.volumes[0]: must be an object, got a list");
         assertThatThrownBy(pod::imagePullSecrets).hasMessage("spec.imagePullSecrets: must be a list, got an object");
     }

@@ -1,5 +1,6 @@
 package io.satoken.controlplane.webhook;
 
+import io.satoken.controlplane.runtime.AdmissionWebhook;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AdmissionregistrationV1Api;

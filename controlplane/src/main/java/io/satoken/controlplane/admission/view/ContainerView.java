@@ -12,24 +12,43 @@ import java.util.function.BiFunction;
  */
 public record ContainerView(String list, int index, JsonObject container) {
 
+    /** A container: {@link PodView} includes it as the item of its three lists of containers. */
+    static final Field.Obj CONTAINER = Field.root();
+    private static final Field.Str NAME = CONTAINER.string("name");
+    /** {@code volumeMounts}, which {@link PodPatch#appendToContainer} appends to. */
+    public static final Field.Items VOLUME_MOUNTS = CONTAINER.objects("volumeMounts");
+    private static final Field.Str MOUNT_NAME = VOLUME_MOUNTS.item().string("name");
+    private static final Field.Str MOUNT_PATH = VOLUME_MOUNTS.item().string("mountPath");
+    /** {@code subPath} and {@code subPathExpr}, in the order they are looked at. */
+    private static final List<Field.Str> SUB_PATHS = List.of(VOLUME_MOUNTS.item().string("subPath"),
+            VOLUME_MOUNTS.item().string("subPathExpr"));
+    private static final Field.Items ENV = CONTAINER.objects("env");
+    private static final Field.Str ENV_NAME = ENV.item().string("name");
+    private static final Field.Obj VALUE_FROM = ENV.item().object("valueFrom");
+    private static final Field.Obj SECRET_KEY_REF = VALUE_FROM.object("secretKeyRef");
+    private static final Field.Str SECRET_KEY_REF_NAME = SECRET_KEY_REF.string("name");
+    private static final Field.Items ENV_FROM = CONTAINER.objects("envFrom");
+    private static final Field.Obj SECRET_REF = ENV_FROM.item().object("secretRef");
+    private static final Field.Str SECRET_REF_NAME = SECRET_REF.string("name");
+
     /** One of the container's {@code volumeMounts}. */
     public record Mount(JsonObject mount, String path) {
         /** {@code mountPath}, or null when absent. */
         public String mountPath() throws InvalidReviewException {
-            return Json.string(mount, "mountPath", path);
+            return MOUNT_PATH.read(mount, path);
         }
 
         /** {@code name}, or null when absent. */
         public String name() throws InvalidReviewException {
-            return Json.string(mount, "name", path);
+            return MOUNT_NAME.read(mount, path);
         }
 
         /** {@code subPath}, or {@code subPathExpr} with its field name, when the mount gives a non-empty one. */
         public Optional<String> subPathField() throws InvalidReviewException {
-            for (String field : new String[] {"subPath", "subPathExpr"}) {
-                String value = Json.string(mount, field, path);
+            for (Field.Str field : SUB_PATHS) {
+                String value = field.read(mount, path);
                 if (value != null && !value.isEmpty()) {
-                    return Optional.of(field);
+                    return Optional.of(field.name());
                 }
             }
             return Optional.empty();
@@ -39,14 +58,14 @@ public record ContainerView(String list, int index, JsonObject container) {
     /** One of the container's {@code env} variables. */
     public record EnvVar(JsonObject env, String path) {
         public String name() throws InvalidReviewException {
-            return Json.stringOrEmpty(env, "name", path);
+            return ENV_NAME.readOrEmpty(env, path);
         }
 
         /** The Secret of {@code valueFrom.secretKeyRef} ("" when it names none), if the value comes from one. */
         public Optional<String> secretKeyRefName() throws InvalidReviewException {
             JsonObject secretKeyRef = secretKeyRef();
             return secretKeyRef == null ? Optional.empty()
-                    : Optional.of(Json.stringOrEmpty(secretKeyRef, "name", path + ".valueFrom.secretKeyRef"));
+                    : Optional.of(SECRET_KEY_REF_NAME.readOrEmpty(secretKeyRef, path + ".valueFrom.secretKeyRef"));
         }
 
         public boolean fromSecret() throws InvalidReviewException {
@@ -54,8 +73,7 @@ public record ContainerView(String list, int index, JsonObject container) {
         }
 
         private JsonObject secretKeyRef() throws InvalidReviewException {
-            JsonObject valueFrom = Json.object(env, "valueFrom", path);
-            return Json.object(valueFrom, "secretKeyRef", path + ".valueFrom");
+            return SECRET_KEY_REF.read(VALUE_FROM.read(env, path), path + ".valueFrom");
         }
     }
 
@@ -63,13 +81,13 @@ public record ContainerView(String list, int index, JsonObject container) {
     public record EnvFrom(JsonObject from, String path) {
         /** The Secret of {@code secretRef} ("" when it names none), if the source is one. */
         public Optional<String> secretRefName() throws InvalidReviewException {
-            JsonObject secretRef = Json.object(from, "secretRef", path);
+            JsonObject secretRef = SECRET_REF.read(from, path);
             return secretRef == null ? Optional.empty()
-                    : Optional.of(Json.stringOrEmpty(secretRef, "name", path + ".secretRef"));
+                    : Optional.of(SECRET_REF_NAME.readOrEmpty(secretRef, path + ".secretRef"));
         }
 
         public boolean fromSecret() throws InvalidReviewException {
-            return Json.object(from, "secretRef", path) != null;
+            return SECRET_REF.present(from, path);
         }
     }
 
@@ -84,26 +102,26 @@ public record ContainerView(String list, int index, JsonObject container) {
     }
 
     public String name() throws InvalidReviewException {
-        return Json.stringOrEmpty(container, "name", path());
+        return NAME.readOrEmpty(container, path());
     }
 
     public List<Mount> volumeMounts() throws InvalidReviewException {
-        return items("volumeMounts", Mount::new);
+        return items(VOLUME_MOUNTS, Mount::new);
     }
 
     public List<EnvVar> env() throws InvalidReviewException {
-        return items("env", EnvVar::new);
+        return items(ENV, EnvVar::new);
     }
 
     public List<EnvFrom> envFrom() throws InvalidReviewException {
-        return items("envFrom", EnvFrom::new);
+        return items(ENV_FROM, EnvFrom::new);
     }
 
-    /** The list {@code <field>} of the container, each item seen through {@code view}. */
-    private <T> List<T> items(String field, BiFunction<JsonObject, String, T> view) throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(container, field, path());
+    /** The list {@code field} of the container, each item seen through {@code view}. */
+    private <T> List<T> items(Field.Items field, BiFunction<JsonObject, String, T> view) throws InvalidReviewException {
+        List<JsonObject> items = field.read(container, path());
         List<T> views = new ArrayList<>(items.size());
-        String itemPath = path() + "." + field + "[]";
+        String itemPath = path() + "." + field.name() + "[]";
         for (JsonObject item : items) {
             views.add(view.apply(item, itemPath));
         }

@@ -8,7 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Typed reads from a JSON tree whose shape is untrusted. The webhook reads pods as JSON rather than as
+ * Typed reads from a JSON tree whose shape is untrusted, by member name: only {@link Field} reads by name, so that
+ * every member read is a declared one. The webhook reads pods as JSON rather than as
  * client-java models: those models refuse any field they do not know, so a pod from an API server newer
  * than the client would be unreadable. A missing or {@code null} field reads as absent; a field of the
  * wrong type is an {@link InvalidReviewException} naming its path.
@@ -19,7 +20,7 @@ public final class Json {
     }
 
     /** The object at {@code field}, or null when absent. */
-    public static JsonObject object(JsonObject parent, String field, String path) throws InvalidReviewException {
+    static JsonObject object(JsonObject parent, String field, String path) throws InvalidReviewException {
         JsonElement value = present(parent, field);
         if (value == null) {
             return null;
@@ -31,7 +32,7 @@ public final class Json {
     }
 
     /** The objects of the list at {@code field}; empty when absent. */
-    public static List<JsonObject> objects(JsonObject parent, String field, String path) throws InvalidReviewException {
+    static List<JsonObject> objects(JsonObject parent, String field, String path) throws InvalidReviewException {
         JsonElement value = present(parent, field);
         if (value == null) {
             return List.of();
@@ -52,7 +53,7 @@ public final class Json {
     }
 
     /** The string at {@code field}, or null when absent. */
-    public static String string(JsonObject parent, String field, String path) throws InvalidReviewException {
+    static String string(JsonObject parent, String field, String path) throws InvalidReviewException {
         JsonElement value = present(parent, field);
         if (value == null) {
             return null;
@@ -64,13 +65,13 @@ public final class Json {
     }
 
     /** The string at {@code field}, or "" when absent: Go's zero value, which the upstream rules test for. */
-    public static String stringOrEmpty(JsonObject parent, String field, String path) throws InvalidReviewException {
+    static String stringOrEmpty(JsonObject parent, String field, String path) throws InvalidReviewException {
         String value = string(parent, field, path);
         return value == null ? "" : value;
     }
 
     /** The boolean at {@code field}, or null when absent. */
-    public static Boolean bool(JsonObject parent, String field, String path) throws InvalidReviewException {
+    static Boolean bool(JsonObject parent, String field, String path) throws InvalidReviewException {
         JsonElement value = present(parent, field);
         if (value == null) {
             return null;
@@ -82,7 +83,7 @@ public final class Json {
     }
 
     /** The strings of the list at {@code field}; empty when absent. */
-    public static List<String> strings(JsonObject parent, String field, String path) throws InvalidReviewException {
+    static List<String> strings(JsonObject parent, String field, String path) throws InvalidReviewException {
         JsonElement value = present(parent, field);
         if (value == null) {
             return List.of();

@@ -39,7 +39,7 @@ public final class PodPatch {
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a StringWriter does not fail
         }
-        JsonObject existing = Json.object(pod, "spec", "request.object");
+        JsonObject existing = PodView.SPEC.read(pod, "request.object");
         if (existing == null) {
             existing = new JsonObject();
             pod.add("spec", existing);
@@ -60,14 +60,17 @@ public final class PodPatch {
         add("/spec/" + field, value);
     }
 
-    /** Appends {@code item} to the list {@code spec.<field>}, making the list if there is none. */
-    public void appendToSpec(String field, JsonElement item) {
-        append(spec, "/spec", field, item);
+    /**
+     * Appends {@code item} to the list {@code spec.<list>}, making the list if there is none. The list is a declared
+     * one, so the review reader kept it: an append never stands for a list the pod has.
+     */
+    public void appendToSpec(Field.Items list, JsonElement item) {
+        append(spec, "/spec", list.name(), item);
     }
 
-    /** Appends {@code item} to the list {@code <container>.<field>}, making the list if there is none. */
-    public void appendToContainer(ContainerView container, String field, JsonElement item) {
-        append(container.container(), container.pointer(), field, item);
+    /** Appends {@code item} to the list {@code <container>.<list>}, making the list if there is none. */
+    public void appendToContainer(ContainerView container, Field.Items list, JsonElement item) {
+        append(container.container(), container.pointer(), list.name(), item);
     }
 
     /** Whether any operation has been made. */

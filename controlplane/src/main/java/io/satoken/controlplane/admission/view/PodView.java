@@ -13,6 +13,25 @@ import java.util.Optional;
  */
 public final class PodView {
 
+    /** A pod under review: the review's object includes it; rules declare the pod members they read on it too. */
+    public static final Field.Obj POD = Field.root();
+    private static final Field.Obj METADATA = POD.object("metadata");
+    private static final Field.Str NAME = METADATA.string("name");
+    private static final Field.Str GENERATE_NAME = METADATA.string("generateName");
+    /** {@code metadata.annotations}: each rule declares the annotations it reads ({@link #annotation}). */
+    public static final Field.Obj ANNOTATIONS = METADATA.object("annotations");
+    static final Field.Obj SPEC = POD.object("spec");
+    private static final Field.Str SERVICE_ACCOUNT_NAME = SPEC.string("serviceAccountName");
+    private static final Field.Str SERVICE_ACCOUNT = SPEC.string("serviceAccount");
+    private static final Field.Bool AUTOMOUNT = SPEC.bool("automountServiceAccountToken");
+    /** {@code spec.volumes}, which {@link PodPatch#appendToSpec} appends to. */
+    public static final Field.Items VOLUMES = SPEC.objects("volumes", VolumeView.VOLUME);
+    private static final Field.Items IMAGE_PULL_SECRETS = SPEC.objects("imagePullSecrets");
+    private static final Field.Str PULL_SECRET_NAME = IMAGE_PULL_SECRETS.item().string("name");
+    public static final Field.Items INIT_CONTAINERS = SPEC.objects("initContainers", ContainerView.CONTAINER);
+    public static final Field.Items CONTAINERS = SPEC.objects("containers", ContainerView.CONTAINER);
+    public static final Field.Items EPHEMERAL_CONTAINERS = SPEC.objects("ephemeralContainers", ContainerView.CONTAINER);
+
     private final JsonObject pod;
     private final JsonObject spec;
 
@@ -21,39 +40,39 @@ public final class PodView {
         this.spec = spec;
     }
 
-    /** {@code metadata.annotations[key]}, if the pod has it as a string. */
-    public Optional<String> annotation(String key) throws InvalidReviewException {
-        return Optional.ofNullable(Json.string(annotations(), key, "metadata.annotations"));
+    /** The annotation {@code key} (declared on {@link #ANNOTATIONS}), if the pod has it as a string. */
+    public Optional<String> annotation(Field.Str key) throws InvalidReviewException {
+        return Optional.ofNullable(key.read(annotations(), "metadata.annotations"));
     }
 
-    public boolean hasAnnotation(String key) throws InvalidReviewException {
-        JsonObject annotations = annotations();
-        return annotations != null && annotations.has(key);
+    /** Whether the pod has the annotation {@code key} (declared on {@link #ANNOTATIONS}), whatever its value. */
+    public boolean hasAnnotation(Field.Str key) throws InvalidReviewException {
+        return key.has(annotations());
     }
 
     /** {@code metadata.name}, or "" when absent. */
     public String name() throws InvalidReviewException {
-        return Json.stringOrEmpty(metadata(), "name", "metadata");
+        return NAME.readOrEmpty(metadata(), "metadata");
     }
 
     /** {@code metadata.generateName}, or "" when absent. */
     public String generateName() throws InvalidReviewException {
-        return Json.stringOrEmpty(metadata(), "generateName", "metadata");
+        return GENERATE_NAME.readOrEmpty(metadata(), "metadata");
     }
 
     /** The pod's ServiceAccount; v1's deprecated {@code serviceAccount} stands in when the name is empty. */
     public String serviceAccountName() throws InvalidReviewException {
-        String name = Json.stringOrEmpty(spec, "serviceAccountName", "spec");
-        return name.isEmpty() ? Json.stringOrEmpty(spec, "serviceAccount", "spec") : name;
+        String name = SERVICE_ACCOUNT_NAME.readOrEmpty(spec, "spec");
+        return name.isEmpty() ? SERVICE_ACCOUNT.readOrEmpty(spec, "spec") : name;
     }
 
     /** {@code spec.automountServiceAccountToken}, if the pod says. */
     public Optional<Boolean> automountServiceAccountToken() throws InvalidReviewException {
-        return Optional.ofNullable(Json.bool(spec, "automountServiceAccountToken", "spec"));
+        return Optional.ofNullable(AUTOMOUNT.read(spec, "spec"));
     }
 
     public List<VolumeView> volumes() throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(spec, "volumes", "spec");
+        List<JsonObject> items = VOLUMES.read(spec, "spec");
         List<VolumeView> volumes = new ArrayList<>(items.size());
         for (JsonObject item : items) {
             volumes.add(new VolumeView(item));
@@ -65,13 +84,13 @@ public final class PodView {
     public record PullSecret(JsonObject ref, String path) {
         /** The name, or "" when absent. */
         public String name() throws InvalidReviewException {
-            return Json.stringOrEmpty(ref, "name", path);
+            return PULL_SECRET_NAME.readOrEmpty(ref, path);
         }
     }
 
     /** {@code spec.imagePullSecrets}, in order. */
     public List<PullSecret> imagePullSecrets() throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(spec, "imagePullSecrets", "spec");
+        List<JsonObject> items = IMAGE_PULL_SECRETS.read(spec, "spec");
         List<PullSecret> secrets = new ArrayList<>(items.size());
         for (int i = 0; i < items.size(); i++) {
             secrets.add(new PullSecret(items.get(i), "spec.imagePullSecrets[" + i + "]"));
@@ -80,31 +99,31 @@ public final class PodView {
     }
 
     public boolean hasImagePullSecrets() throws InvalidReviewException {
-        return !Json.objects(spec, "imagePullSecrets", "spec").isEmpty();
+        return !IMAGE_PULL_SECRETS.read(spec, "spec").isEmpty();
     }
 
     /** Init containers then regular containers, the order upstream visits them in. */
     public List<ContainerView> initAndRegularContainers() throws InvalidReviewException {
-        List<ContainerView> containers = new ArrayList<>(containers("initContainers"));
-        containers.addAll(containers("containers"));
+        List<ContainerView> containers = new ArrayList<>(containers(INIT_CONTAINERS));
+        containers.addAll(containers(CONTAINERS));
         return containers;
     }
 
-    /** The containers of {@code spec.<list>}: {@code initContainers}, {@code containers} or {@code ephemeralContainers}. */
-    public List<ContainerView> containers(String list) throws InvalidReviewException {
-        List<JsonObject> items = Json.objects(spec, list, "spec");
+    /** The containers of {@code list}: {@link #INIT_CONTAINERS}, {@link #CONTAINERS} or {@link #EPHEMERAL_CONTAINERS}. */
+    public List<ContainerView> containers(Field.Items list) throws InvalidReviewException {
+        List<JsonObject> items = list.read(spec, "spec");
         List<ContainerView> containers = new ArrayList<>(items.size());
         for (int i = 0; i < items.size(); i++) {
-            containers.add(new ContainerView(list, i, items.get(i)));
+            containers.add(new ContainerView(list.name(), i, items.get(i)));
         }
         return containers;
     }
 
     private JsonObject metadata() throws InvalidReviewException {
-        return Json.object(pod, "metadata", "request.object");
+        return METADATA.read(pod, "request.object");
     }
 
     private JsonObject annotations() throws InvalidReviewException {
-        return Json.object(metadata(), "annotations", "metadata");
+        return ANNOTATIONS.read(metadata(), "metadata");
     }
 }

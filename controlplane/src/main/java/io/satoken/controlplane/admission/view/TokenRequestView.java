@@ -12,7 +12,17 @@ import java.util.List;
  */
 public final class TokenRequestView {
 
-    private static final String SPEC = "request.object.spec";
+    private static final String SPEC_PATH = "request.object.spec";
+
+    /** A TokenRequest under review: the review's object includes it. */
+    public static final Field.Obj TOKEN_REQUEST = Field.root();
+    private static final Field.Obj SPEC = TOKEN_REQUEST.object("spec");
+    private static final Field.Obj BOUND_OBJECT_REF = SPEC.object("boundObjectRef");
+    private static final Field.Str BOUND_KIND = BOUND_OBJECT_REF.string("kind");
+    private static final Field.Str BOUND_NAME = BOUND_OBJECT_REF.string("name");
+    private static final Field.Str BOUND_UID = BOUND_OBJECT_REF.string("uid");
+    private static final Field.Strs AUDIENCES = SPEC.strings("audiences");
+    private static final Field.Scalar EXPIRATION_SECONDS = SPEC.scalar("expirationSeconds");
 
     private final JsonObject object;
 
@@ -22,48 +32,47 @@ public final class TokenRequestView {
 
     /** {@code spec.boundObjectRef}; its fields read as Go's zero values: "" when absent. */
     public record BoundObjectRef(JsonObject ref) {
-        private static final String PATH = SPEC + ".boundObjectRef";
+        private static final String PATH = SPEC_PATH + ".boundObjectRef";
 
         public boolean present() {
             return ref != null;
         }
 
         public String kind() throws InvalidReviewException {
-            return Json.stringOrEmpty(ref, "kind", PATH);
+            return BOUND_KIND.readOrEmpty(ref, PATH);
         }
 
         public String name() throws InvalidReviewException {
-            return Json.stringOrEmpty(ref, "name", PATH);
+            return BOUND_NAME.readOrEmpty(ref, PATH);
         }
 
         public String uid() throws InvalidReviewException {
-            return Json.stringOrEmpty(ref, "uid", PATH);
+            return BOUND_UID.readOrEmpty(ref, PATH);
         }
     }
 
     public BoundObjectRef boundObjectRef() throws InvalidReviewException {
-        return new BoundObjectRef(Json.object(spec(), "boundObjectRef", SPEC));
+        return new BoundObjectRef(BOUND_OBJECT_REF.read(spec(), SPEC_PATH));
     }
 
     /** {@code spec.audiences}; empty when absent. */
     public List<String> audiences() throws InvalidReviewException {
-        return Json.strings(spec(), "audiences", SPEC);
+        return AUDIENCES.read(spec(), SPEC_PATH);
     }
 
     /** {@code spec.expirationSeconds}; 3600 when absent, the API server's default (PV-2). */
     public long expirationSeconds() throws InvalidReviewException {
-        JsonObject spec = spec();
-        JsonElement value = spec == null ? null : spec.get("expirationSeconds");
-        if (value == null || value.isJsonNull()) {
+        JsonElement value = EXPIRATION_SECONDS.read(spec());
+        if (value == null) {
             return ProjectionSpec.DEFAULT_EXPIRATION_SECONDS;
         }
         if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
-            throw new InvalidReviewException(SPEC + ".expirationSeconds: must be a number");
+            throw new InvalidReviewException(SPEC_PATH + ".expirationSeconds: must be a number");
         }
         return value.getAsLong();
     }
 
     private JsonObject spec() throws InvalidReviewException {
-        return Json.object(object, "spec", "request.object");
+        return SPEC.read(object, "request.object");
     }
 }

@@ -8,9 +8,32 @@ import java.util.Optional;
 public final class VolumeView {
 
     private static final String PATH = "spec.volumes[]";
-    /** The volume kinds whose {@code secretRef} names a Secret. */
-    public static final List<String> SECRET_REF_KINDS = List.of("cephfs", "cinder", "flexVolume", "rbd", "scaleIO",
+
+    /** A volume: {@link PodView} includes it as the item of {@code spec.volumes}. */
+    static final Field.Obj VOLUME = Field.root();
+    private static final Field.Str NAME = VOLUME.string("name");
+    private static final Field.Obj SECRET = VOLUME.object("secret");
+    private static final Field.Str SECRET_NAME = SECRET.string("secretName");
+    private static final Field.Obj PROJECTED = VOLUME.object("projected");
+    private static final Field.Items SOURCES = PROJECTED.objects("sources");
+    private static final Field.Obj SOURCE_TOKEN = SOURCES.item().object("serviceAccountToken");
+    private static final Field.Obj SOURCE_SECRET = SOURCES.item().object("secret");
+    private static final Field.Obj AZURE_FILE = VOLUME.object("azureFile");
+    private static final Field.Str AZURE_FILE_SECRET_NAME = AZURE_FILE.string("secretName");
+    /** The volume kinds whose {@code secretRef} names a Secret, each with its {@code secretRef}. */
+    private static final List<SecretRef> SECRET_REFS = SecretRef.of("cephfs", "cinder", "flexVolume", "rbd", "scaleIO",
             "iscsi", "storageos");
+    /** {@code csi}, kept whole: {@code admission.AgentTokenInjection} compares it with the one it wants. */
+    private static final Field.Obj CSI = VOLUME.whole("csi");
+    private static final Field.Str CSI_DRIVER = CSI.string("driver");
+    private static final Field.Obj CSI_NODE_PUBLISH_SECRET_REF = CSI.object("nodePublishSecretRef");
+
+    private record SecretRef(Field.Obj kind, Field.Obj secretRef) {
+        static List<SecretRef> of(String... kinds) {
+            return List.of(kinds).stream().map(VOLUME::object).map(kind -> new SecretRef(kind, kind.object("secretRef")))
+                    .toList();
+        }
+    }
 
     private final JsonObject volume;
 
@@ -20,55 +43,51 @@ public final class VolumeView {
 
     /** The name, or "" when absent. */
     public String name() throws InvalidReviewException {
-        return Json.stringOrEmpty(volume, "name", PATH);
+        return NAME.readOrEmpty(volume, PATH);
     }
 
     /** Whether the name is {@code name}. */
     public boolean named(String name) throws InvalidReviewException {
-        return name.equals(Json.string(volume, "name", PATH));
+        return name.equals(NAME.read(volume, PATH));
     }
 
     public boolean isSecret() throws InvalidReviewException {
-        return Json.object(volume, "secret", PATH) != null;
+        return SECRET.present(volume, PATH);
     }
 
     /** A secret volume's {@code secret.secretName}, if it is a secret volume that names one. */
     public Optional<String> secretName() throws InvalidReviewException {
-        JsonObject secret = Json.object(volume, "secret", PATH);
-        return secret == null ? Optional.empty() : Optional.ofNullable(Json.string(secret, "secretName", PATH + ".secret"));
+        JsonObject secret = SECRET.read(volume, PATH);
+        return secret == null ? Optional.empty() : Optional.ofNullable(SECRET_NAME.read(secret, PATH + ".secret"));
     }
 
     /** Whether a projected volume has a {@code serviceAccountToken} source. */
     public boolean projectsServiceAccountToken() throws InvalidReviewException {
-        JsonObject projected = Json.object(volume, "projected", PATH);
-        for (JsonObject source : Json.objects(projected, "sources", PATH + ".projected")) {
-            if (Json.object(source, "serviceAccountToken", PATH + ".projected.sources[]") != null) {
-                return true;
-            }
-        }
-        return false;
+        return projectsSource(SOURCE_TOKEN);
     }
 
     /** AD-9, mirror pods: whether any volume kind that takes a Secret names one, as upstream's visitor looks. */
     public boolean referencesSecret() throws InvalidReviewException {
-        if (Json.object(volume, "secret", PATH) != null) {
+        if (SECRET.present(volume, PATH)) {
             return true;
         }
-        JsonObject azureFile = Json.object(volume, "azureFile", PATH);
-        if (azureFile != null && azureFile.has("secretName")) {
+        if (AZURE_FILE_SECRET_NAME.has(AZURE_FILE.read(volume, PATH))) {
             return true;
         }
-        for (String kind : SECRET_REF_KINDS) {
-            if (Json.object(Json.object(volume, kind, PATH), "secretRef", PATH + "." + kind) != null) {
+        for (SecretRef ref : SECRET_REFS) {
+            if (ref.secretRef().present(ref.kind().read(volume, PATH), PATH + "." + ref.kind().name())) {
                 return true;
             }
         }
-        if (Json.object(Json.object(volume, "csi", PATH), "nodePublishSecretRef", PATH + ".csi") != null) {
+        if (CSI_NODE_PUBLISH_SECRET_REF.present(CSI.read(volume, PATH), PATH + ".csi")) {
             return true;
         }
-        JsonObject projected = Json.object(volume, "projected", PATH);
-        for (JsonObject source : Json.objects(projected, "sources", PATH + ".projected")) {
-            if (Json.object(source, "secret", PATH + ".projected.sources[]") != null) {
+        return projectsSource(SOURCE_SECRET);
+    }
+
+    private boolean projectsSource(Field.Obj source) throws InvalidReviewException {
+        for (JsonObject item : SOURCES.read(PROJECTED.read(volume, PATH), PATH + ".projected")) {
+            if (source.present(item, PATH + ".projected.sources[]")) {
                 return true;
             }
         }
@@ -80,11 +99,11 @@ public final class VolumeView {
      * path in messages (e.g. {@code spec.volumes[satoken-agent-tokens]}).
      */
     public Optional<JsonObject> csi(String field) throws InvalidReviewException {
-        return Optional.ofNullable(Json.object(volume, "csi", field));
+        return Optional.ofNullable(CSI.read(volume, field));
     }
 
     /** The {@code csi} source's {@code driver}, if it names one; {@code field} as for {@link #csi}. */
     public Optional<String> csiDriver(String field) throws InvalidReviewException {
-        return Optional.ofNullable(Json.string(Json.object(volume, "csi", field), "driver", field + ".csi"));
+        return Optional.ofNullable(CSI_DRIVER.read(CSI.read(volume, field), field + ".csi"));
     }
 }

@@ -26,8 +26,8 @@ class PodPatchTest {
         JsonObject original = pod("{'containers':[{'name':'a'}]}");
         PodPatch patch = new PodPatch(original.deepCopy());
 
-        patch.appendToSpec("volumes", json("{'name':'one'}"));
-        patch.appendToSpec("volumes", json("{'name':'two'}"));
+        patch.appendToSpec(PodView.VOLUMES, json("{'name':'one'}"));
+        patch.appendToSpec(PodView.VOLUMES, json("{'name':'two'}"));
 
         assertThat(JsonParser.parseString(patch.operations())).isEqualTo(JsonParser.parseString(
                 "[{\"op\":\"add\",\"path\":\"/spec/volumes\",\"value\":[{\"name\":\"one\"}]},"
@@ -43,7 +43,7 @@ class PodPatchTest {
         PodPatch patch = new PodPatch(pod);
 
         patch.setSpec("serviceAccountName", Json.text("default"));
-        patch.appendToContainer(patch.view().containers("containers").get(0), "volumeMounts",
+        patch.appendToContainer(patch.view().containers(PodView.CONTAINERS).get(0), ContainerView.VOLUME_MOUNTS,
                 json("{'name':'y','mountPath':'/y'}"));
 
         assertThat(pod.getAsJsonObject("spec")).isEqualTo(json("{'containers':[{'name':'a','volumeMounts':["

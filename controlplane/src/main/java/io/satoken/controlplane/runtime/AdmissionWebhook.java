@@ -1,9 +1,7 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.runtime;
 
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -20,6 +18,8 @@ import io.satoken.controlplane.https.ServingCertificate;
 import io.satoken.controlplane.https.WebhookMetrics;
 import io.satoken.controlplane.https.WebhookServer;
 import io.satoken.controlplane.kube.Informers;
+import io.satoken.controlplane.webhook.AdmissionEndpoint;
+import io.satoken.controlplane.webhook.AgentAccountCheck;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -38,10 +38,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The admission webhook as the control plane runs it: the server, the paths {@code --webhooks} selects
+ * The admission webhook as the control plane runs it, assembled: the server, the paths {@code --webhooks} selects
  * (any other answers 404), the informer caches they read, and the poll that reloads the serving
  * certificate. It runs in every replica, leader or not, so the webhook Service can spread the API
- * server's calls.
+ * server's calls. Its flags are checked by {@code cli.WebhookOptions}.
  */
 public final class AdmissionWebhook implements AutoCloseable {
 
@@ -66,7 +66,7 @@ public final class AdmissionWebhook implements AutoCloseable {
     public static final String ALL_WEBHOOKS = "pods,serviceaccount-token";
 
     /**
-     * The webhook's flags.
+     * The webhook's settings, from its flags (checked by {@code cli.WebhookOptions}).
      *
      * @param webhooks the {@link #WEBHOOKS} names to serve; the other paths answer 404
      * @param apiAudiences the API server's own audiences (NT-6), or null to read them from the webhook's
@@ -74,8 +74,8 @@ public final class AdmissionWebhook implements AutoCloseable {
      * @param drainDelay how long a stopping webhook goes on answering once it is no longer ready
      *     ({@link WebhookServer#drain})
      * @param reusePort bind with {@code SO_REUSEPORT} ({@link WebhookServer})
-     * @throws IllegalArgumentException naming the flag: serviceaccount-token served without an agent
-     *     ServiceAccount (no fail-open), or an empty audience
+     * @throws IllegalArgumentException when serviceaccount-token is served without an agent ServiceAccount: the
+     *     webhook never fails open, whoever builds the settings
      */
     public record Settings(InetSocketAddress address, ServingCertificate certificate, boolean limitSecretReferences,
             String agentServiceAccount, WebhookServer.Limits limits, Set<String> webhooks, List<String> apiAudiences,
@@ -87,10 +87,10 @@ public final class AdmissionWebhook implements AutoCloseable {
             }
             webhooks = Set.copyOf(webhooks);
             apiAudiences = apiAudiences == null ? null : List.copyOf(apiAudiences);
-            if (apiAudiences != null) {
-                checkApiAudiences(apiAudiences);
+            if (webhooks.contains("serviceaccount-token") && agentServiceAccount == null) {
+                throw new IllegalArgumentException("the serviceaccount-token webhook needs the node agents' "
+                        + "ServiceAccount (--agent-service-account), whose token requests it confines");
             }
-            checkSelection(webhooks, agentServiceAccount);
         }
 
         /** No drain delay (an embedded webhook, as the tests run it), without {@code SO_REUSEPORT}. */
@@ -136,7 +136,7 @@ public final class AdmissionWebhook implements AutoCloseable {
         AgentAccountCheck check = null;
         if (settings.webhooks().contains("serviceaccount-token")) {
             check = new AgentAccountCheck(NodeTokenRestriction.AgentAccount.parse("--agent-service-account",
-                    settings.agentServiceAccount()), liveCluster(client), registry);
+                    settings.agentServiceAccount()), AgentAccountCheck.live(client), registry);
             ApiAudiences audiences = settings.apiAudiences() == null
                     ? ApiAudiences.fromToken(ApiAudiences.IN_CLUSTER_TOKEN) : ApiAudiences.of(settings.apiAudiences());
             paths.put(VALIDATE_TOKEN_REQUESTS, new NodeTokenRestriction(
@@ -150,35 +150,6 @@ public final class AdmissionWebhook implements AutoCloseable {
                 settings.limits(), metrics, settings.reusePort());
     }
 
-    /** The agent's ServiceAccount and DaemonSets, read from the API server (get and list: 10-rbac.yaml). */
-    static AgentAccountCheck.Cluster liveCluster(ApiClient client) {
-        CoreV1Api core = new CoreV1Api(client);
-        AppsV1Api apps = new AppsV1Api(client);
-        return new AgentAccountCheck.Cluster() {
-            @Override
-            public boolean serviceAccountExists(String namespace, String name) throws ApiException {
-                try {
-                    core.readNamespacedServiceAccount(name, namespace).execute();
-                    return true;
-                } catch (ApiException e) {
-                    if (e.getCode() == 404) {
-                        return false;
-                    }
-                    throw e;
-                }
-            }
-
-            @Override
-            public List<AgentAccountCheck.AgentDaemonSet> agentDaemonSets() throws ApiException {
-                return apps.listDaemonSetForAllNamespaces().labelSelector(AgentAccountCheck.AGENT_SELECTOR).execute()
-                        .getItems().stream().map(ds -> new AgentAccountCheck.AgentDaemonSet(
-                                ds.getMetadata().getNamespace(), ds.getMetadata().getName(),
-                                ds.getSpec().getTemplate().getSpec().getServiceAccountName()))
-                        .toList();
-            }
-        };
-    }
-
     /** {@code /mutate/pods}, and the informer caches it reads. */
     private Admission podMutation(Settings settings, Informers informers, ApiClient client) {
         SharedIndexInformer<V1ServiceAccount> accounts = informers.serviceAccounts();
@@ -190,61 +161,6 @@ public final class AdmissionWebhook implements AutoCloseable {
         ServiceAccountAdmission serviceAccounts = new ServiceAccountAdmission(lookup, settings.limitSecretReferences(),
                 new VolumeNameSuffix(new SecureRandom()));
         return new PodMutation(serviceAccounts, new AgentTokenInjection());
-    }
-
-    /**
-     * Checks an {@code --agent-service-account} value.
-     *
-     * @throws IllegalArgumentException naming the flag and the expected form
-     */
-    public static void checkAgentServiceAccount(String value) {
-        NodeTokenRestriction.AgentAccount.parse("--agent-service-account", value);
-    }
-
-    /**
-     * Checks {@code --api-audiences}: a non-empty list without blank entries.
-     *
-     * @return the list
-     * @throws IllegalArgumentException naming the flag
-     */
-    public static List<String> checkApiAudiences(List<String> apiAudiences) {
-        if (apiAudiences.isEmpty() || apiAudiences.stream().anyMatch(String::isBlank)) {
-            throw new IllegalArgumentException("--api-audiences: expected a comma-separated list of audiences, got "
-                    + apiAudiences);
-        }
-        return apiAudiences;
-    }
-
-    /**
-     * Parses {@code --webhooks}: a comma-separated list of {@link #WEBHOOKS} names.
-     *
-     * @throws IllegalArgumentException naming the flag and the unknown or missing name
-     */
-    public static Set<String> parseWebhooks(String value) {
-        Set<String> names = new TreeSet<>();
-        for (String name : value.split(",", -1)) {
-            String trimmed = name.trim();
-            if (!WEBHOOKS.containsKey(trimmed)) {
-                throw new IllegalArgumentException("--webhooks: unknown webhook \"" + trimmed + "\"; the webhooks are "
-                        + String.join(", ", new TreeSet<>(WEBHOOKS.keySet())));
-            }
-            names.add(trimmed);
-        }
-        return names;
-    }
-
-    /**
-     * No fail-open: serving serviceaccount-token needs the agents' ServiceAccount, without which no token
-     * request could be confined.
-     *
-     * @throws IllegalArgumentException naming both flags
-     */
-    public static void checkSelection(Set<String> webhooks, String agentServiceAccount) {
-        if (webhooks.contains("serviceaccount-token") && agentServiceAccount == null) {
-            throw new IllegalArgumentException("--webhooks serves serviceaccount-token, which needs "
-                    + "--agent-service-account NAMESPACE/NAME (the node agents' ServiceAccount, whose token requests "
-                    + "it confines); give it, or serve only the pod webhook: --webhooks=pods");
-        }
     }
 
     /** Binds the port and starts watching the certificate files. */

@@ -1,4 +1,4 @@
-package io.satoken.controlplane.webhook;
+package io.satoken.controlplane.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.satoken.controlplane.https.ServingCertificate;
 import io.satoken.controlplane.https.WebhookServer;
 import io.satoken.controlplane.kube.Informers;
+import io.satoken.controlplane.webhook.TestCertificates;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -19,7 +20,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code --webhooks}: the paths served, and no token check without the account it confines (no fail-open). */
+/** The webhook assembled: the paths served, and no token check without the account it confines (no fail-open). */
 class AdmissionWebhookTest {
 
     @TempDir
@@ -38,8 +39,7 @@ class AdmissionWebhookTest {
         for (Set<String> webhooks : List.of(Set.of("serviceaccount-token"), Set.of("pods", "serviceaccount-token"))) {
             assertThatThrownBy(() -> settings(webhooks, null))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageStartingWith("--webhooks serves serviceaccount-token, which needs "
-                            + "--agent-service-account NAMESPACE/NAME");
+                    .hasMessageStartingWith("the serviceaccount-token webhook needs the node agents' ServiceAccount");
         }
     }
 
@@ -48,18 +48,6 @@ class AdmissionWebhookTest {
         assertThatThrownBy(() -> new AdmissionWebhook.Settings(new InetSocketAddress("127.0.0.1", 0), null,
                 false, null, WebhookServer.Limits.defaults()))
                 .hasMessageContaining("--agent-service-account");
-    }
-
-    @Test
-    void webhooksFlag_namesKnownPathsOnly() {
-        assertThat(AdmissionWebhook.parseWebhooks(AdmissionWebhook.ALL_WEBHOOKS))
-                .containsExactlyInAnyOrder("pods", "serviceaccount-token");
-        assertThat(AdmissionWebhook.parseWebhooks(" pods ")).containsExactly("pods");
-        for (String bad : List.of("", "pods,", "secrets")) {
-            assertThatThrownBy(() -> AdmissionWebhook.parseWebhooks(bad))
-                    .hasMessageStartingWith("--webhooks: unknown webhook \"")
-                    .hasMessageEndingWith("\"; the webhooks are agent-tokens, pods, serviceaccount-token");
-        }
     }
 
     @Test
