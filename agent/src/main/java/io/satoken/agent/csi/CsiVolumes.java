@@ -214,7 +214,7 @@ public final class CsiVolumes {
             log.info("published volume {} of pod {}: {} file(s)", volumeId, pod, files.size());
         } catch (CsiException | IOException | RuntimeException e) {
             CsiException failure = e instanceof CsiException c ? c
-                    : new CsiException(Status.Code.INTERNAL, "publishing volume " + volumeId + " failed: " + e, e);
+                    : new CsiException(Status.Code.INTERNAL, "publishing volume " + volumeId + " failed: " + Failures.inWords(e), e);
             abandon(volumeId, entry, failure);
             throw failure;
         }

@@ -407,7 +407,7 @@ class CsiVolumesTest {
 
         assertThatThrownBy(() -> agent.publish(target(), attributes()))
                 .isInstanceOfSatisfying(CsiException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INTERNAL))
-                .hasMessageContaining("mount: permission denied");
+                .hasMessage("publishing volume " + VOLUME + " failed: mount: permission denied"); // no class name
         assertThat(agent.store.loadAll()).isEmpty();
         assertThat(agent.volumes.size()).isZero();
 
