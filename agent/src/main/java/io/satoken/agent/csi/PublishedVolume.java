@@ -12,7 +12,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -73,13 +72,6 @@ public record PublishedVolume(String volumeId, Path targetPath, Map<String, Stri
 
     /** The files as the scheduler keeps them, carrying their pod. */
     public TokenDirectory directory() {
-        return new TokenDirectory(DIR_PREFIX + volumeId, targetPath, files, pod);
-    }
-
-    /** The id of the volume whose {@link #directory} this is; empty for a directory that is no volume's. */
-    public static Optional<String> volumeIdOf(TokenDirectory dir) {
-        return dir.name().startsWith(DIR_PREFIX)
-                ? Optional.of(dir.name().substring(DIR_PREFIX.length()))
-                : Optional.empty();
+        return new TokenDirectory(DIR_PREFIX + volumeId, targetPath, files, new TokenDirectory.Owner(volumeId, pod));
     }
 }

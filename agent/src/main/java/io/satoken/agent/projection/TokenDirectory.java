@@ -15,11 +15,19 @@ import java.util.Set;
  * @param name identifies the directory to the scheduler (a CSI volume, a config entry name)
  * @param dir where the files go; it must exist
  * @param projections the files, with distinct paths
- * @param pod the pod whose files these are, as the kubelet named it when it published the volume; null for a
- *     directory of no pod (static mode). Whoever reports on the directory (a Warning Event, {@code explain}) finds
- *     the pod here
+ * @param owner the CSI volume the directory is and the pod it belongs to, as the kubelet named them when it
+ *     published the volume; null for a directory of no pod (static mode). Whoever reports on the directory (a
+ *     Warning Event, {@code explain}, the record of which files have a reader) finds them here
  */
-public record TokenDirectory(String name, Path dir, List<Projection> projections, PodIdentity pod) {
+public record TokenDirectory(String name, Path dir, List<Projection> projections, Owner owner) {
+
+    /** A CSI volume's id and its pod. */
+    public record Owner(String volumeId, PodIdentity pod) {
+        public Owner {
+            Objects.requireNonNull(volumeId, "volumeId");
+            Objects.requireNonNull(pod, "pod");
+        }
+    }
 
     /** A directory of no pod. */
     public TokenDirectory(String name, Path dir, List<Projection> projections) {
@@ -38,6 +46,11 @@ public record TokenDirectory(String name, Path dir, List<Projection> projections
                         "projections[" + i + "].path: duplicate path \"" + path + "\" in " + name);
             }
         }
+    }
+
+    /** The pod whose files these are, or null for a directory of no pod. */
+    public PodIdentity pod() {
+        return owner == null ? null : owner.pod();
     }
 
     /** The distinct tokens this directory needs, in first-use order. */

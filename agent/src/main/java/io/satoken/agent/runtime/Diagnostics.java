@@ -118,12 +118,11 @@ final class Diagnostics implements AutoCloseable {
 
     /** A pod's file was first seen read: its volume's record says so, for the next start. */
     private void firstRead(TokenDirectory dir, String path) {
-        Optional<String> volumeId = PublishedVolume.volumeIdOf(dir);
-        if (store == null || volumeId.isEmpty()) {
+        if (store == null || dir.owner() == null) {
             return;
         }
         try {
-            store.markRead(volumeId.get(), path);
+            store.markRead(dir.owner().volumeId(), path);
         } catch (IOException | RuntimeException e) {
             log.warn("cannot record that {} of {} has a reader: {}", path, dir.name(), Failures.inWords(e));
         }

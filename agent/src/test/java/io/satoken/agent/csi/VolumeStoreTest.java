@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.tuple;
 import io.satoken.agent.projection.PodIdentity;
 import io.satoken.agent.projection.PodOwners;
 import io.satoken.agent.projection.Projection;
+import io.satoken.agent.projection.TokenDirectory;
 import io.satoken.agent.testing.PodInfo;
 import io.satoken.agent.token.BoundObjectRef;
 import io.satoken.agent.token.TokenKey;
@@ -51,6 +52,13 @@ class VolumeStoreTest {
         assertThat(store.loadAll()).containsExactly(volume);
         assertThat(volume.files()).containsExactly(new Projection(new TokenKey("shop", "cart", List.of("vault"), 600,
                 BoundObjectRef.pod("cart", "uid-1")), "vault/token", 0640, null, 2000));
+    }
+
+    @Test
+    void aVolumesDirectory_carriesTheVolumeAndItsPod_forWhoeverReportsOnIt() {
+        // the record of which files have a reader and the pod's Events find them here, never in the directory's name
+        assertThat(volume.directory().owner()).isEqualTo(new TokenDirectory.Owner("csi-1", POD));
+        assertThat(volume.directory().pod()).isEqualTo(POD);
     }
 
     @Test

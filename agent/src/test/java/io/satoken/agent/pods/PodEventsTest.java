@@ -74,7 +74,8 @@ class PodEventsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void event_goesToThePodTheDirectoryCarries_whateverItsName(Case c) {
-        c.report().accept(observer, new TokenDirectory("volume-without-a-csi-name", TARGET, List.of(TOKEN), POD));
+        c.report().accept(observer, new TokenDirectory("volume-without-a-csi-name", TARGET, List.of(TOKEN),
+                new TokenDirectory.Owner("csi-4f1c0e9d7a3b", POD)));
 
         assertThat(events).containsExactly("shop/web-0 (uid-1) " + c.reason() + ": " + c.message());
     }

@@ -31,7 +31,7 @@ public final class StatusFixture implements AutoCloseable {
         volume = Files.createDirectory(tmp.resolve("volume"));
         staticDir = Files.createDirectory(tmp.resolve("static"));
         TokenDirectory pod = new TokenDirectory("csi:vol-1", volume, List.of(new Projection(new TokenKey("shop",
-                "cart", List.of("vault"), 600, BoundObjectRef.pod("cart", "uid-1")), "token", 0640, null, 2000)), POD);
+                "cart", List.of("vault"), 600, BoundObjectRef.pod("cart", "uid-1")), "token", 0640, null, 2000)), new TokenDirectory.Owner("vol-1", POD));
         harness.scheduler().put(pod);
         harness.scheduler().put(new TokenDirectory("static:" + staticDir, staticDir, List.of(new Projection(
                 new TokenKey("monitoring", "exporter", null, 3600, null), "token", 0600, null, null))));
